@@ -1,0 +1,1 @@
+"""The command line and the papers' experiments (``python -m botorch_mtucb``)."""

@@ -1,0 +1,6 @@
+"""BoTorch models: the exact vector-valued GP (and, later, its Nystrom sketch)."""
+
+from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels
+from botorch_mtucb.models.vector_valued_gp import VectorValuedGP
+
+__all__ = ["SumOfSeparableKernels", "VectorValuedGP"]

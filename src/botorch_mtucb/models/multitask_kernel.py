@@ -1,0 +1,149 @@
+"""Sums of separable multi-task kernels Gamma(x, x') = sum_j k_j(x, x') B_j.
+
+Source: paper 000, Section 2 ("Examples of multi-task kernels"): ICM kernels
+(one term), sums of separable kernels (several terms) and independent tasks
+(``B_j = e_j e_j^T`` with per-task kernels ``k_j``).
+
+A *scalar observation* is a pair ``(x, i)`` of an input and a task index; the
+multi-task kernel seen as a scalar kernel is ``k((x, i), (x', j)) = Gamma(x, x')_{ij}``
+(paper 000, Remark 2). Full-vector data (all ``n`` tasks at each ``x``) is the set of
+scalar observations ``(x_s, 0), ..., (x_s, n - 1)`` in that order, which matches the
+stacking ``Y_t = [y_1^T, ..., y_t^T]^T`` of paper 000, Section 3.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from gpytorch.kernels import Kernel
+from torch import Tensor
+from torch.nn import Module, ModuleList
+
+from botorch_mtucb.kernels.fixed_task import validate_task_covariance
+
+TaskCovarianceLike = Tensor | Module
+
+
+def _evaluate_task_covariance(task_covariance: TaskCovarianceLike, index: int) -> Tensor:
+    name = f"task_covariance[{index}]"
+    if isinstance(task_covariance, Tensor):
+        matrix = task_covariance
+    elif isinstance(task_covariance, Module) and hasattr(task_covariance, "covar_matrix"):
+        matrix = task_covariance.covar_matrix
+        if not isinstance(matrix, Tensor):
+            matrix = matrix.to_dense()
+    else:
+        raise TypeError(
+            f"{name} must be an n x n tensor or a task-kernel module with a `covar_matrix` "
+            f"(e.g. UniformSimilarityTaskKernel), got {type(task_covariance).__name__}"
+        )
+    if matrix.dim() != 2:
+        raise ValueError(
+            f"{name} must be a single n x n matrix (batched task kernels are not supported "
+            f"here), got shape {tuple(matrix.shape)}"
+        )
+    return validate_task_covariance(matrix.detach(), name=name)
+
+
+class SumOfSeparableKernels(Module):
+    r"""The multi-task kernel ``Gamma(x, x') = sum_j k_j(x, x') B_j`` (fixed).
+
+    Args:
+        data_kernel: A GPyTorch kernel on inputs, or a list of them (one per term).
+        task_covariance: An ``n x n`` PSD tensor or a task-kernel module (anything with
+            a ``covar_matrix``), or a list of them matching ``data_kernel``.
+
+    Raises:
+        TypeError: If a kernel is not a ``gpytorch.kernels.Kernel`` or a task
+            covariance is neither a tensor nor a task-kernel module.
+        ValueError: If the lists have different lengths, are empty, or the task
+            covariances are not PSD or not all of the same size.
+    """
+
+    def __init__(
+        self,
+        data_kernel: Kernel | Sequence[Kernel],
+        task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
+    ) -> None:
+        super().__init__()
+        kernels = [data_kernel] if isinstance(data_kernel, Kernel) else list(data_kernel)
+        if isinstance(task_covariance, (Tensor, Module)):
+            covariances = [task_covariance]
+        else:
+            covariances = list(task_covariance)
+        if len(kernels) == 0:
+            raise ValueError("data_kernel must be a kernel or a non-empty list of kernels")
+        if len(kernels) != len(covariances):
+            raise ValueError(
+                f"data_kernel and task_covariance must have the same number of terms, got "
+                f"{len(kernels)} kernels and {len(covariances)} task covariances"
+            )
+        for j, kernel in enumerate(kernels):
+            if not isinstance(kernel, Kernel):
+                raise TypeError(
+                    f"data_kernel[{j}] must be a gpytorch.kernels.Kernel, "
+                    f"got {type(kernel).__name__}"
+                )
+        matrices = [_evaluate_task_covariance(b, j) for j, b in enumerate(covariances)]
+        sizes = {m.shape[-1] for m in matrices}
+        if len(sizes) != 1:
+            raise ValueError(f"all task covariances must have the same size, got sizes {sizes}")
+        self.kernels = ModuleList(kernels)
+        self.register_buffer("task_covariances", torch.stack(matrices))  # J x n x n
+
+    @property
+    def num_tasks(self) -> int:
+        """The number of tasks ``n``."""
+        return self.task_covariances.shape[-1]
+
+    @property
+    def num_terms(self) -> int:
+        """The number of separable terms ``J``."""
+        return len(self.kernels)
+
+    def _data_covariances(self, X1: Tensor, X2: Tensor) -> Tensor:
+        """``k_j(X1, X2)`` stacked on a leading term dimension: ``J x ... x q1 x q2``."""
+        batch = torch.broadcast_shapes(X1.shape[:-2], X2.shape[:-2])
+        X1 = X1.expand(*batch, *X1.shape[-2:])
+        X2 = X2.expand(*batch, *X2.shape[-2:])
+        return torch.stack([k(X1, X2).to_dense() for k in self.kernels])
+
+    def observation_covariance(
+        self, X1: Tensor, tasks1: Tensor, X2: Tensor, tasks2: Tensor
+    ) -> Tensor:
+        """Covariance between scalar observations ``(X1, tasks1)`` and ``(X2, tasks2)``.
+
+        Args:
+            X1: ``... x m1 x d`` inputs; tasks1: ``m1`` task indices (long).
+            X2: ``... x m2 x d`` inputs; tasks2: ``m2`` task indices (long).
+
+        Returns:
+            ``... x m1 x m2`` matrix ``Gamma(x1_a, x2_b)[tasks1_a, tasks2_b]``.
+        """
+        kx = self._data_covariances(X1, X2)  # J x ... x m1 x m2
+        b = self.task_covariances[:, tasks1][:, :, tasks2]  # J x m1 x m2
+        b = b.view(b.shape[0], *([1] * (kx.dim() - 3)), *b.shape[1:])
+        return (kx * b).sum(0)
+
+    def task_block_covariance(self, X: Tensor, X2: Tensor, tasks2: Tensor) -> Tensor:
+        """Covariance between all tasks at ``X`` and scalar observations ``(X2, tasks2)``.
+
+        Returns:
+            ``... x q x n x m2``: entry ``[a, i, b] = Gamma(X_a, X2_b)[i, tasks2_b]``.
+        """
+        kx = self._data_covariances(X, X2)  # J x ... x q x m2
+        b = self.task_covariances[:, :, tasks2]  # J x n x m2
+        b = b.view(b.shape[0], *([1] * (kx.dim() - 3)), 1, *b.shape[1:])
+        return (kx.unsqueeze(-2) * b).sum(0)
+
+    def full_covariance(self, X1: Tensor, X2: Tensor) -> Tensor:
+        """``Gamma(X1_a, X2_b)[i, j]`` laid out as ``... x q1 x n x q2 x n``."""
+        kx = self._data_covariances(X1, X2)  # J x ... x q1 x q2
+        b = self.task_covariances
+        return torch.einsum("j...ac,jik->j...aick", kx, b).sum(0)
+
+    def diagonal_blocks(self, X: Tensor) -> Tensor:
+        """``Gamma(X_a, X_a)`` for each point: ``... x q x n x n``."""
+        kxx = torch.stack([k(X, X, diag=True) for k in self.kernels])  # J x ... x q
+        return torch.einsum("j...a,jik->...aik", kxx, self.task_covariances)

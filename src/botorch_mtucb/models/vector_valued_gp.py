@@ -1,0 +1,506 @@
+"""The exact posterior of a zero-mean multi-task GP with a fixed multi-task kernel.
+
+Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.1: vector-valued kernel ridge
+regression, mu_t(x) = G_t(x)^T (G_t + eta I)^{-1} Y_t and eq. (1),
+Gamma_t(x, x') = Gamma(x, x') - G_t(x)^T (G_t + eta I)^{-1} G_t(x'); Section 3.3 and
+Appendix A (eqs. 3-6) for ICM kernels; paper 001, Section 3, for task-indexed data.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.models.model import Model
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from gpytorch.kernels import Kernel
+from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch import Tensor
+
+from botorch_mtucb.models._validation import check_positive, check_tasks, check_tensor
+from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
+
+
+def _extend_cholesky(chol: Tensor, cross: Tensor, new_block: Tensor) -> Tensor:
+    """Cholesky factor of ``[[A, C], [C^T, D]]`` from the factor ``L`` of ``A``.
+
+    ``chol``: ``... x m x m``; ``cross`` (``C``): ``... x m x k``; ``new_block`` (``D``):
+    ``... x k x k``. Costs ``O(m^2 k)``: no refactorization of ``A``.
+    """
+    lower_left = torch.linalg.solve_triangular(chol, cross, upper=False).transpose(-1, -2)
+    schur = new_block - lower_left @ lower_left.transpose(-1, -2)
+    lower_right = psd_safe_cholesky(schur)
+    top = torch.cat([chol, chol.new_zeros(*chol.shape[:-1], new_block.shape[-1])], dim=-1)
+    bottom = torch.cat([lower_left, lower_right], dim=-1)
+    return torch.cat([top, bottom], dim=-2)
+
+
+class VectorValuedGP(Model):
+    r"""Exact multi-task GP posterior with a fixed kernel ``sum_j k_j(x, x') B_j``.
+
+    The posterior mean and covariance are the vector-valued kernel ridge regression
+    estimate and its uncertainty (paper 000, Section 3.1, eq. (1)):
+
+    .. math::
+        \mu_t(x) = G_t(x)^\top (G_t + \eta I)^{-1} Y_t, \qquad
+        \Gamma_t(x, x') = \Gamma(x, x') - G_t(x)^\top (G_t + \eta I)^{-1} G_t(x').
+
+    The prior mean is zero and the kernel is fixed (its parameters are frozen). The
+    noise variance ``eta`` is the papers' regularizer; no outcome transform is applied.
+
+    Two kinds of data:
+
+    * full-vector (paper 000): ``train_Y`` is ``N x n``, every task is observed at each
+      row of ``train_X``;
+    * task-indexed (paper 001): ``train_Y`` is ``N x 1`` and ``train_tasks`` gives the
+      task (``0 .. n-1``) of each row.
+
+    With a single separable (ICM) term and full-vector data the model uses the
+    eigen-decomposition ``B = sum_i xi_i u_i u_i^T`` of paper 000, Section 3.3 /
+    Appendix A: outputs are rotated onto the eigenvectors and the problem splits into
+    independent scalar problems with matrices ``xi_i K_t + eta I`` (eq. (3)-(4)), one per
+    distinct positive eigenvalue (components with ``xi_i = 0`` have zero mean and
+    variance). Each of these is kept as a Cholesky factor rather than through one
+    eigen-decomposition of ``K_t`` (as in Appendix A), because a Cholesky factor can be
+    extended in ``O(t^2)`` when an observation arrives while an eigen-decomposition of
+    ``K_t`` would have to be recomputed; the numbers are the same. Otherwise the full
+    ``M x M`` Gram matrix of the ``M`` scalar observations is factorized.
+
+    ``condition_on_observations`` extends these Cholesky factors by a Schur-complement
+    block (no refactorization from scratch).
+
+    Example:
+        >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), B, noise_variance=0.1)
+        >>> posterior = model.posterior(test_X)  # mean: q x n, covariance: (q n) x (q n)
+        >>> model.information_gain()
+    """
+
+    _num_outputs: int
+    # Tensors of the posterior state, registered as buffers so that ``.to()``,
+    # ``state_dict`` and ``deepcopy`` carry them.
+    _STATE_BUFFERS = (
+        "train_X",
+        "train_Y",
+        "train_tasks",
+        "_obs_X",
+        "_obs_tasks",
+        "_obs_y",
+        "_chol",
+        "_alpha",
+        "_rotated_Y",
+        "_xi",
+        "_U",
+        "_group_of",
+        "_group_xi",
+    )
+
+    def __init__(
+        self,
+        train_X: Tensor,
+        train_Y: Tensor,
+        data_kernel: Kernel | Sequence[Kernel],
+        task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
+        noise_variance: float,
+        train_tasks: Tensor | None = None,
+    ) -> None:
+        r"""Build the posterior from data.
+
+        Args:
+            train_X: ``N x d`` inputs (``N`` may be 0: the prior).
+            train_Y: ``N x n`` outputs (full-vector data) or ``N x 1`` outputs with
+                ``train_tasks`` (task-indexed data).
+            data_kernel: A GPyTorch kernel on ``x``, or a list of them.
+            task_covariance: An ``n x n`` PSD tensor or a task-kernel module (e.g.
+                ``UniformSimilarityTaskKernel``), or a list matching ``data_kernel``.
+                A list gives a sum of separable kernels; ``[e_i e_i^T]`` with per-task
+                kernels gives independent tasks.
+            noise_variance: The regularizer / noise variance ``eta > 0``.
+            train_tasks: ``N`` (or ``N x 1``) task indices in ``[0, n - 1]`` for
+                task-indexed data; ``None`` for full-vector data.
+
+        Raises:
+            TypeError: For a non-tensor input, a non-kernel ``data_kernel`` or a bad
+                ``task_covariance`` type.
+            ValueError: For NaN/inf in ``train_X`` / ``train_Y``, mismatched rows, a
+                wrong number of output columns, ``noise_variance <= 0``, a task
+                covariance that is not PSD or of the wrong size, or a task index out
+                of range.
+        """
+        super().__init__()
+        train_X = check_tensor(train_X, "train_X", dim=2)
+        train_Y = check_tensor(train_Y, "train_Y", dim=2)
+        if train_Y.shape[0] != train_X.shape[0]:
+            raise ValueError(
+                f"train_X and train_Y must have the same number of rows, got "
+                f"{train_X.shape[0]} and {train_Y.shape[0]}"
+            )
+        self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
+        num_tasks = self.kernel.num_tasks
+        self.noise_variance = check_positive(noise_variance, "noise_variance")
+        if train_tasks is None:
+            if train_Y.shape[-1] != num_tasks:
+                raise ValueError(
+                    f"train_Y must be N x {num_tasks} (one column per task of the "
+                    f"{num_tasks} x {num_tasks} task covariance) for full-vector data, got "
+                    f"{tuple(train_Y.shape)}; pass train_tasks for task-indexed data"
+                )
+        else:
+            if train_Y.shape[-1] != 1:
+                raise ValueError(
+                    f"train_Y must be N x 1 when train_tasks is given, got {tuple(train_Y.shape)}"
+                )
+            train_tasks = check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
+        self._num_outputs = num_tasks
+        self._full_vector = train_tasks is None
+        self._use_icm = self._full_vector and self.kernel.num_terms == 1
+        for name in self._STATE_BUFFERS:
+            self.register_buffer(name, None)
+        self.to(device=train_X.device, dtype=train_X.dtype)
+        for parameter in self.kernel.parameters():
+            parameter.requires_grad_(False)
+        self.train_X = train_X.detach().clone()
+        self.train_Y = train_Y.detach().clone()
+        self.train_tasks = None if train_tasks is None else train_tasks.to(train_X.device)
+        with torch.no_grad():
+            if self._use_icm:
+                self._init_eigen_system()
+                self._factorize_icm()
+            else:
+                self._factorize_general()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_outputs(self) -> int:
+        """The number of tasks ``n``."""
+        return self._num_outputs
+
+    @property
+    def num_tasks(self) -> int:
+        """The number of tasks ``n``."""
+        return self._num_outputs
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        """Models are not batched: ``torch.Size([])``."""
+        return torch.Size([])
+
+    @property
+    def uses_eigen_route(self) -> bool:
+        """Whether the ICM eigen-decomposition route of 000 Section 3.3 is in use."""
+        return self._use_icm
+
+    @property
+    def num_observations(self) -> int:
+        """The number of scalar observations ``M`` (``N n`` for full-vector data)."""
+        if self._full_vector:
+            return self.train_Y.numel()
+        return self.train_Y.shape[0]
+
+    # ------------------------------------------------------------ factorizations
+    def _scalar_observations(self, X: Tensor, Y: Tensor, tasks: Tensor | None):
+        """Flatten rows into scalar observations ``(x, task, y)``."""
+        if tasks is None:
+            n = self.num_tasks
+            obs_X = X.repeat_interleave(n, dim=0)
+            obs_tasks = torch.arange(n, device=X.device).repeat(X.shape[0])
+            return obs_X, obs_tasks, Y.reshape(-1)
+        return X, tasks, Y.reshape(-1)
+
+    def _factorize_general(self) -> None:
+        obs_X, obs_tasks, obs_y = self._scalar_observations(
+            self.train_X, self.train_Y, self.train_tasks
+        )
+        self._obs_X, self._obs_tasks, self._obs_y = obs_X, obs_tasks, obs_y
+        gram = self.kernel.observation_covariance(obs_X, obs_tasks, obs_X, obs_tasks)
+        gram = gram + self.noise_variance * torch.eye(
+            gram.shape[-1], dtype=gram.dtype, device=gram.device
+        )
+        self._chol = psd_safe_cholesky(gram) if gram.numel() else gram
+        self._update_weights()
+
+    def _init_eigen_system(self) -> None:
+        task_covariance = self.kernel.task_covariances[0]
+        eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
+        rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
+        scale = eigenvalues.amax().clamp_min(torch.finfo(eigenvalues.dtype).tiny)
+        positive = eigenvalues > rel_tol * scale
+        # Group (numerically) equal eigenvalues: one Cholesky factor per distinct value.
+        group_values: list[float] = []
+        group_of = torch.zeros(self.num_tasks, dtype=torch.long, device=eigenvalues.device)
+        for i, (value, is_positive) in enumerate(zip(eigenvalues.tolist(), positive.tolist())):
+            if not is_positive:
+                continue
+            for g, existing in enumerate(group_values):
+                if abs(value - existing) <= rel_tol * scale.item():
+                    group_of[i] = g
+                    break
+            else:
+                group_of[i] = len(group_values)
+                group_values.append(value)
+        if not group_values:  # B = 0: every component is null
+            group_values.append(1.0)
+        self._xi = torch.where(positive, eigenvalues, torch.zeros_like(eigenvalues))  # n
+        self._U = eigenvectors  # n x n, columns u_i
+        self._group_of = group_of  # n
+        self._group_xi = torch.tensor(
+            group_values, dtype=eigenvalues.dtype, device=eigenvalues.device
+        )
+
+    def _factorize_icm(self) -> None:
+        kernel = self.kernel.kernels[0]
+        t = self.train_X.shape[0]
+        gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
+        eye = torch.eye(t, dtype=gram.dtype, device=gram.device)
+        scaled = self._group_xi[:, None, None] * gram + self.noise_variance * eye  # r x t x t
+        self._chol = psd_safe_cholesky(scaled) if t else scaled
+        self._update_weights()
+
+    def _update_weights(self) -> None:
+        """``alpha = (G_t + eta I)^{-1} Y_t`` in the representation in use."""
+        if self._use_icm:
+            self._rotated_Y = self.train_Y @ self._U  # t x n, Y_t^i of Appendix A
+            if self.train_X.shape[0] == 0:
+                self._alpha = self._rotated_Y.clone()
+                return
+            chol = self._chol[self._group_of]  # n x t x t
+            rhs = self._rotated_Y.transpose(0, 1).unsqueeze(-1)  # n x t x 1
+            alpha = torch.cholesky_solve(rhs, chol).squeeze(-1).transpose(0, 1)  # t x n
+            self._alpha = alpha * (self._xi > 0)
+        else:
+            if self._obs_y.numel() == 0:
+                self._alpha = self._obs_y.clone()
+                return
+            self._alpha = torch.cholesky_solve(self._obs_y.unsqueeze(-1), self._chol).squeeze(-1)
+
+    # ------------------------------------------------------------------ posterior
+    def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
+        if self._use_icm:
+            return self._icm_mean_and_covariance(X)
+        return self._general_mean_and_covariance(X)
+
+    def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
+        prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
+        num_obs = self._obs_y.numel()
+        if num_obs == 0:
+            return X.new_zeros(*batch, q, n), prior
+        cross = self.kernel.task_block_covariance(X, self._obs_X, self._obs_tasks)  # b x q x n x M
+        mean = cross @ self._alpha  # b x q x n
+        columns = cross.reshape(-1, num_obs).transpose(0, 1)  # M x (B q n)
+        solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
+        solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
+        reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
+        return mean, prior - reduction
+
+    def _icm_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        kernel = self.kernel.kernels[0]
+        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
+        t = self.train_X.shape[0]
+        train_X = self.train_X.expand(*batch, t, self.train_X.shape[-1])
+        prior_k = kernel(X, X).to_dense()  # b x q x q
+        xi, U = self._xi, self._U
+        if t == 0:
+            quad = prior_k.new_zeros(*batch, n, q, q)
+            mean_rotated = X.new_zeros(*batch, q, n)
+        else:
+            k_x = kernel(X, train_X).to_dense()  # b x q x t
+            mean_rotated = (k_x @ self._alpha) * xi  # eq. (5): xi_i k_t(x)^T (...)^{-1} Y_t^i
+            columns = k_x.reshape(-1, t).transpose(0, 1)  # t x (B q)
+            solved = torch.linalg.solve_triangular(
+                self._chol, columns.expand(self._chol.shape[0], t, -1), upper=False
+            ).reshape(self._chol.shape[0], t, -1, q)  # r x t x B x q
+            quad = torch.einsum("rtba,rtbc->brac", solved, solved)  # B x r x q x q
+            quad = quad[:, self._group_of].reshape(*batch, n, q, q)
+        # eq. (6) before the max: xi_i (k(x, x') - xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} k_t(x'))
+        component = xi[:, None, None] * (prior_k.unsqueeze(-3) - xi[:, None, None] * quad)
+        mean = mean_rotated @ U.transpose(0, 1)
+        covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
+        return mean, covariance.reshape(*batch, q * n, q * n)
+
+    def posterior(
+        self,
+        X: Tensor,
+        output_indices: list[int] | None = None,
+        observation_noise: bool | Tensor = False,
+        posterior_transform: PosteriorTransform | None = None,
+        **kwargs: Any,
+    ) -> GPyTorchPosterior:
+        r"""The posterior ``N(mu_t, Gamma_t)`` over all tasks at ``X``.
+
+        Args:
+            X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype.
+            output_indices: Tasks to keep (default: all ``n``).
+            observation_noise: If ``True``, add ``eta`` to each output's variance.
+            posterior_transform: Applied to the posterior if given (BoTorch semantics).
+
+        Returns:
+            A ``GPyTorchPosterior`` over a ``MultitaskMultivariateNormal`` with mean
+            ``batch x q x n`` and the full ``(q n) x (q n)`` covariance, cross-task
+            terms included (interleaved: index ``a * n + i`` is point ``a``, task
+            ``i``); for ``n = 1`` (or one output index) a ``MultivariateNormal`` with
+            mean ``batch x q``.
+
+        Raises:
+            ValueError: If ``X`` is not at least 2-d, its last dimension differs from
+                ``d``, or it holds NaN/inf.
+        """
+        X = self._check_X(X)
+        mean, covariance = self._mean_and_covariance(X)
+        q, n = mean.shape[-2], mean.shape[-1]
+        if output_indices is not None:
+            index = torch.as_tensor(output_indices, dtype=torch.long, device=X.device)
+            if index.numel() == 0 or index.min() < 0 or index.max() >= n:
+                raise ValueError(f"output_indices must lie in [0, {n - 1}], got {output_indices}")
+            flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
+            mean = mean[..., index]
+            covariance = covariance[..., flat, :][..., :, flat]
+            n = index.numel()
+        if (isinstance(observation_noise, Tensor) and observation_noise.any()) or (
+            isinstance(observation_noise, bool) and observation_noise
+        ):
+            eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
+            covariance = covariance + self.noise_variance * eye
+        if n == 1:
+            distribution = MultivariateNormal(mean.squeeze(-1), covariance)
+        else:
+            distribution = MultitaskMultivariateNormal(mean, covariance, interleaved=True)
+        posterior = GPyTorchPosterior(distribution)
+        if posterior_transform is not None:
+            return posterior_transform(posterior)
+        return posterior
+
+    def _check_X(self, X: Tensor) -> Tensor:
+        if not isinstance(X, Tensor):
+            raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
+        if X.dim() < 2 or X.shape[-1] != self.train_X.shape[-1]:
+            raise ValueError(
+                f"X must have shape batch x q x {self.train_X.shape[-1]}, got {tuple(X.shape)}"
+            )
+        if not torch.isfinite(X).all():
+            raise ValueError("X contains NaN or inf")
+        return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
+
+    # ---------------------------------------------------------- information gain
+    def information_gain(self) -> Tensor:
+        r"""``1/2 log det(I + G_t / eta)`` over the observations seen (a 0-d tensor).
+
+        Equals ``1/2 sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)`` (paper 000,
+        Theorem 2 and Lemma 4): the mutual information between ``f`` and the data.
+        """
+        log_eta = math.log(self.noise_variance)
+        if self._use_icm:
+            t = self.train_X.shape[0]
+            if t == 0:
+                return self.train_Y.new_zeros(())
+            half_logdet = self._chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)  # r
+            per_component = half_logdet[self._group_of] - 0.5 * t * log_eta
+            return (per_component * (self._xi > 0)).sum()
+        if self._obs_y.numel() == 0:
+            return self._obs_y.new_zeros(())
+        half_logdet = self._chol.diagonal().log().sum()
+        return half_logdet - 0.5 * self._obs_y.numel() * log_eta
+
+    # ----------------------------------------------------------- conditioning
+    def condition_on_observations(
+        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None, **kwargs: Any
+    ) -> VectorValuedGP:
+        r"""A new model conditioned on ``(X, Y)`` as well (BoTorch semantics).
+
+        The Cholesky factor is extended by a Schur-complement block: ``O(M^2 m)``
+        for ``m`` new scalar observations instead of ``O((M + m)^3)``. ``self`` is
+        not modified.
+
+        Args:
+            X: ``m x d`` new inputs.
+            Y: ``m x n`` new outputs (full-vector data) or ``m x 1`` with
+                ``train_tasks`` (task-indexed data).
+            train_tasks: ``m`` task indices, required for task-indexed models.
+
+        Raises:
+            ValueError, TypeError: As in the constructor; also for batched ``X``
+                (fantasy batches are not supported) or data of the other kind.
+        """
+        new_model = copy.deepcopy(self)
+        return new_model.append_observations(X, Y, train_tasks=train_tasks)
+
+    def append_observations(
+        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None
+    ) -> VectorValuedGP:
+        r"""Condition ``self`` on ``(X, Y)`` in place and return it.
+
+        The in-place version of ``condition_on_observations`` for bandit loops (no
+        copy of the factorization). Same arguments and errors.
+        """
+        X = check_tensor(X, "X", dim=2)
+        Y = check_tensor(Y, "Y", dim=2)
+        if X.shape[-1] != self.train_X.shape[-1]:
+            raise ValueError(f"X must be m x {self.train_X.shape[-1]}, got {tuple(X.shape)}")
+        if X.shape[0] != Y.shape[0]:
+            raise ValueError(
+                f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}"
+            )
+        X = X.to(self.train_X).detach()
+        Y = Y.to(self.train_X).detach()
+        if self._full_vector:
+            if train_tasks is not None:
+                raise ValueError("train_tasks must be None for a model built on full-vector data")
+            if Y.shape[-1] != self.num_tasks:
+                raise ValueError(f"Y must be m x {self.num_tasks}, got {tuple(Y.shape)}")
+            tasks = None
+        else:
+            if train_tasks is None:
+                raise ValueError("train_tasks is required for a model built on task-indexed data")
+            if Y.shape[-1] != 1:
+                raise ValueError(f"Y must be m x 1 for task-indexed data, got {tuple(Y.shape)}")
+            tasks = check_tasks(train_tasks, X.shape[0], self.num_tasks, "train_tasks")
+            tasks = tasks.to(self.train_X.device)
+        if X.shape[0] == 0:
+            return self
+        with torch.no_grad():
+            if self._use_icm:
+                self._append_icm(X, Y)
+            else:
+                self._append_general(X, Y, tasks)
+        return self
+
+    def _append_general(self, X: Tensor, Y: Tensor, tasks: Tensor | None) -> None:
+        new_X, new_tasks, new_y = self._scalar_observations(X, Y, tasks)
+        new_block = self.kernel.observation_covariance(new_X, new_tasks, new_X, new_tasks)
+        new_block = new_block + self.noise_variance * torch.eye(
+            new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
+        )
+        if self._obs_y.numel() == 0:
+            self._chol = psd_safe_cholesky(new_block)
+        else:
+            cross = self.kernel.observation_covariance(
+                self._obs_X, self._obs_tasks, new_X, new_tasks
+            )
+            self._chol = _extend_cholesky(self._chol, cross, new_block)
+        self._obs_X = torch.cat([self._obs_X, new_X])
+        self._obs_tasks = torch.cat([self._obs_tasks, new_tasks])
+        self._obs_y = torch.cat([self._obs_y, new_y])
+        self.train_X = torch.cat([self.train_X, X])
+        self.train_Y = torch.cat([self.train_Y, Y])
+        if tasks is not None:
+            self.train_tasks = torch.cat([self.train_tasks, tasks])
+        self._update_weights()
+
+    def _append_icm(self, X: Tensor, Y: Tensor) -> None:
+        kernel = self.kernel.kernels[0]
+        xi = self._group_xi[:, None, None]
+        eye = torch.eye(X.shape[0], dtype=X.dtype, device=X.device)
+        new_block = xi * kernel(X, X).to_dense() + self.noise_variance * eye  # r x m x m
+        if self.train_X.shape[0] == 0:
+            self._chol = psd_safe_cholesky(new_block)
+        else:
+            cross = xi * kernel(self.train_X, X).to_dense()  # r x t x m
+            self._chol = _extend_cholesky(self._chol, cross, new_block)
+        self.train_X = torch.cat([self.train_X, X])
+        self.train_Y = torch.cat([self.train_Y, Y])
+        self._update_weights()
