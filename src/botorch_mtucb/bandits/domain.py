@@ -6,11 +6,13 @@ Maximization uses BoTorch's optimizers: ``optimize_acqf_discrete`` on a finite s
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
+from botorch.utils.sampling import manual_seed
 from torch import Tensor
 
 
@@ -80,13 +82,16 @@ def maximize_acquisition(
         options = dict(domain.options)
         if seed is not None:
             options["seed"] = seed
-        candidate, value = optimize_acqf(
-            acquisition,
-            bounds=domain.bounds,
-            q=1,
-            num_restarts=domain.num_restarts,
-            raw_samples=domain.raw_samples,
-            options=options,
-        )
+        # Also fix the global RNG during the call: BoTorch draws some initial conditions
+        # from it (e.g. at random when the acquisition is flat, as under the prior).
+        with manual_seed(seed) if seed is not None else contextlib.nullcontext():
+            candidate, value = optimize_acqf(
+                acquisition,
+                bounds=domain.bounds,
+                q=1,
+                num_restarts=domain.num_restarts,
+                raw_samples=domain.raw_samples,
+                options=options,
+            )
         return candidate.reshape(-1), value.reshape(())
     raise TypeError(f"domain must be a FiniteDomain or a BoxDomain, got {type(domain).__name__}")

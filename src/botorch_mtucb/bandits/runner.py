@@ -135,9 +135,10 @@ def run_policy(
         environment: The problem's bandit protocol (``context``, ``observe``, ``regret``).
         horizon: Number of rounds ``T >= 1``.
         seed: Seed of this repetition (same seed: same contexts and noise).
-        path: Where to write rounds as they end; an existing file of the same run is
-            resumed (its rounds are replayed into ``policy``), a complete one is
-            just read back.
+        path: Where to write rounds as they end; an existing file of the same run
+            (same policy name and seed, any horizon) is resumed (its rounds are
+            replayed into ``policy``); one with ``horizon`` rounds or more is just
+            read back (its first ``horizon`` rounds; the file keeps them all).
         progress: Show a tqdm progress bar.
         description: The progress bar's label.
 
@@ -149,17 +150,21 @@ def run_policy(
     """
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
         raise ValueError(f"horizon must be a positive int, got {horizon!r}")
-    header = {"policy": policy.name, "seed": int(seed), "horizon": int(horizon)}
+    # No horizon in the header: round t does not depend on the horizon, so a run to a
+    # longer horizon resumes a shorter one (and a shorter one reads a prefix).
+    header = {"policy": policy.name, "seed": int(seed)}
     records: list[StepRecord] = []
     handle = None
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        stored: list[StepRecord] = []
         if path.exists():
-            records = _load_records(path, header)[:horizon]
-        with path.open("w") as rewrite:  # drop a torn line, keep the good rounds
+            stored = _load_records(path, header)
+            records = stored[:horizon]
+        with path.open("w") as rewrite:  # drop a torn line, keep every good round
             rewrite.write(json.dumps({"header": header}) + "\n")
-            for record in records:
+            for record in stored:
                 rewrite.write(json.dumps(asdict(record)) + "\n")
         handle = path.open("a")
     try:

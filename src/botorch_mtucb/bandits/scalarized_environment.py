@@ -103,14 +103,17 @@ class ScalarizedEnvironment:
         """``s_lambda(f(x*_lambda)) - s_lambda(f(x))``, with the optimum over the regret
         points (and ``x`` itself, so that the value is never negative)."""
         scalarization = context["_scalarization"]
-        value = scalarization(self.problem.objective(x.reshape(1, -1)).to(torch.float64))[0]
+        with torch.no_grad():
+            value = self.problem.objective(x.reshape(1, -1).detach()).to(torch.float64)
+        value = scalarization(value)[0]
         best = torch.maximum(scalarization(self._values).amax(), value)
         return float(best - value)
 
     def bayes_regret_curve(self, X: Tensor) -> Tensor:
         """``R_B(t)`` for ``t = 1..T`` given the queried points ``X`` (``T x d``)."""
         bayes = self.make_scalarization(self.bayes_weights.unsqueeze(-2))  # W x 1 x n
-        values = bayes(self.problem.objective(X).to(torch.float64))  # W x T
+        with torch.no_grad():
+            values = bayes(self.problem.objective(X).to(torch.float64))  # W x T
         best_so_far = values.cummax(dim=-1).values
         optimum = torch.maximum(self._bayes_optimum[:, None], best_so_far)
         return (optimum - best_so_far).mean(0)

@@ -1,4 +1,4 @@
-"""Confidence widths (the papers' beta_t): MT-KB (paper 000) and IGP-UCB.
+"""Confidence widths (the papers' beta_t): MT-KB (paper 000), IGP-UCB and AY-GP-UCB.
 
 A width multiplies the posterior standard deviation directly: ``mean + width * std``.
 This is *not* BoTorch's ``UpperConfidenceBound(beta=...)``, which multiplies
@@ -99,3 +99,50 @@ def igp_ucb_width(
     if (gamma < 0).any() or not torch.isfinite(gamma).all():
         raise ValueError(f"information_gain must be finite and >= 0, got {gamma}")
     return b + sigma * torch.sqrt(2.0 * gamma + t * eta + 2.0 * math.log(1.0 / delta))
+
+
+def ay_gp_ucb_width(
+    information_gain: float | Tensor,
+    rkhs_norm_bound: float,
+    noise_std: float,
+    delta: float,
+    regularizer: float,
+) -> Tensor:
+    r"""AY-GP-UCB's width (Abbasi-Yadkori 2012, Theorem 3.11), in the form of paper 002.
+
+    .. math::
+        \beta_t = \frac{\widetilde R^{AY}_{\lambda, t}}{\sqrt{\lambda}}
+                = B + \frac{\sigma}{\sqrt{\lambda}}
+                  \sqrt{\ln\det(I + K_t / \lambda) + 2 \ln(1/\delta)}
+                = B + \frac{\sigma}{\sqrt{\lambda}} \sqrt{2 \gamma_t + 2 \ln(1/\delta)},
+
+    to multiply the posterior standard deviation ``rho_lambda(x)`` computed with
+    regularizer (noise variance) ``lambda`` (paper 002, Appendix C.2, proof of Theorem
+    6.3). Paper 002's parameter mapping (Theorem 6.3, Section 7): ``lambda = sigma^2 / c``
+    for the mixture scale ``c``, i.e. ``lambda = sigma^2`` for the RBF kernel and
+    ``lambda = sigma^2 T^{d / (2 d + 2 nu)}`` for Matern kernels.
+
+    Args:
+        information_gain: ``gamma_t = 1/2 ln det(I + K_t / lambda)`` of the data seen
+            (nats, ``>= 0``).
+        rkhs_norm_bound: ``B >= ||f||_k``.
+        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
+        delta: Confidence level in (0, 1).
+        regularizer: ``lambda > 0``.
+
+    Returns:
+        A float64 tensor of the shape of ``information_gain`` (units of ``f`` per unit
+        of standard deviation).
+
+    Raises:
+        ValueError: For ``delta`` outside (0, 1), negative ``B`` or ``sigma``, negative
+            or non-finite information gain, or ``regularizer <= 0``.
+    """
+    b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
+    sigma = check_nonnegative(noise_std, "noise_std")
+    delta = check_delta(delta)
+    lam = check_positive(regularizer, "regularizer")
+    gamma = torch.as_tensor(information_gain, dtype=torch.float64).detach()
+    if (gamma < 0).any() or not torch.isfinite(gamma).all():
+        raise ValueError(f"information_gain must be finite and >= 0, got {gamma}")
+    return b + sigma / math.sqrt(lam) * torch.sqrt(2.0 * gamma + 2.0 * math.log(1.0 / delta))

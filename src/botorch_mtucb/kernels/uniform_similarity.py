@@ -46,6 +46,7 @@ class UniformSimilarityTaskKernel(IndexKernel):
         num_tasks: int,
         omega: float | Tensor = 1.0,
         batch_shape: torch.Size = torch.Size(),  # noqa: B008
+        dtype: torch.dtype | None = None,
         **kwargs,
     ) -> None:
         r"""Build the kernel.
@@ -55,6 +56,10 @@ class UniformSimilarityTaskKernel(IndexKernel):
             omega: Similarity parameter in ``[0, 1]``; a float or a tensor of shape
                 ``batch_shape`` (one value per batch).
             batch_shape: Batch shape of the kernel (GPyTorch convention).
+            dtype: dtype of the ``omega`` parameter (default: torch's default dtype,
+                as GPyTorch's parameters). Pass ``torch.float64`` to store ``omega``
+                exactly in float64: a value stored in float32 and cast later keeps its
+                float32 rounding (``0.4`` becomes ``0.4000000059604645``).
             **kwargs: Passed to ``gpytorch.kernels.Kernel`` (``active_dims`` ...).
 
         Raises:
@@ -69,7 +74,9 @@ class UniformSimilarityTaskKernel(IndexKernel):
         self.num_tasks = num_tasks
         self.register_parameter(
             name="raw_omega",
-            parameter=torch.nn.Parameter(torch.ones(self.batch_shape)),
+            parameter=torch.nn.Parameter(
+                torch.ones(self.batch_shape, dtype=dtype or torch.get_default_dtype())
+            ),
         )
         self.register_constraint("raw_omega", Interval(0.0, 1.0, transform=None))
         self.omega = omega
@@ -80,6 +87,7 @@ class UniformSimilarityTaskKernel(IndexKernel):
         num_tasks: int,
         b: float,
         batch_shape: torch.Size = torch.Size(),  # noqa: B008
+        dtype: torch.dtype | None = None,
         **kwargs,
     ) -> UniformSimilarityTaskKernel:
         r"""The kernel ``K_task(b)`` of paper 001 (Section 3): ``omega = 1 / (1 + b)``.
@@ -93,7 +101,7 @@ class UniformSimilarityTaskKernel(IndexKernel):
         if math.isnan(b) or b < 0:
             raise ValueError(f"b must be >= 0 (math.inf allowed), got {b}")
         omega = 0.0 if math.isinf(b) else 1.0 / (1.0 + b)
-        return cls(num_tasks=num_tasks, omega=omega, batch_shape=batch_shape, **kwargs)
+        return cls(num_tasks=num_tasks, omega=omega, batch_shape=batch_shape, dtype=dtype, **kwargs)
 
     @property
     def omega(self) -> Tensor:

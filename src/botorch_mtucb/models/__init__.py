@@ -1,6 +1,7 @@
 """BoTorch models: the exact vector-valued GP (and, later, its Nystrom sketch)."""
 
 from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels
+from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
 from botorch_mtucb.models.vector_valued_gp import VectorValuedGP
 
-__all__ = ["SumOfSeparableKernels", "VectorValuedGP"]
+__all__ = ["NystromVectorValuedGP", "SumOfSeparableKernels", "VectorValuedGP"]

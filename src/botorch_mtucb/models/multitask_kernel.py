@@ -67,17 +67,23 @@ class SumOfSeparableKernels(Module):
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
     ) -> None:
         super().__init__()
-        kernels = [data_kernel] if isinstance(data_kernel, Kernel) else list(data_kernel)
+        if isinstance(data_kernel, Kernel):
+            kernels = [data_kernel]
+        elif isinstance(data_kernel, (list, tuple, ModuleList)):
+            kernels = list(data_kernel)
+        else:
+            raise TypeError(
+                "data_kernel must be a gpytorch.kernels.Kernel or a list of them, "
+                f"got {type(data_kernel).__name__}"
+            )
         if isinstance(task_covariance, (Tensor, Module)):
             covariances = [task_covariance]
-        else:
+        elif isinstance(task_covariance, (list, tuple)):
             covariances = list(task_covariance)
-        if len(kernels) == 0:
-            raise ValueError("data_kernel must be a kernel or a non-empty list of kernels")
-        if len(kernels) != len(covariances):
-            raise ValueError(
-                f"data_kernel and task_covariance must have the same number of terms, got "
-                f"{len(kernels)} kernels and {len(covariances)} task covariances"
+        else:
+            raise TypeError(
+                "task_covariance must be an n x n tensor, a task-kernel module or a list of "
+                f"them, got {type(task_covariance).__name__}"
             )
         for j, kernel in enumerate(kernels):
             if not isinstance(kernel, Kernel):
@@ -85,6 +91,13 @@ class SumOfSeparableKernels(Module):
                     f"data_kernel[{j}] must be a gpytorch.kernels.Kernel, "
                     f"got {type(kernel).__name__}"
                 )
+        if len(kernels) == 0:
+            raise ValueError("data_kernel must be a kernel or a non-empty list of kernels")
+        if len(kernels) != len(covariances):
+            raise ValueError(
+                f"data_kernel and task_covariance must have the same number of terms, got "
+                f"{len(kernels)} kernels and {len(covariances)} task covariances"
+            )
         matrices = [_evaluate_task_covariance(b, j) for j, b in enumerate(covariances)]
         sizes = {m.shape[-1] for m in matrices}
         if len(sizes) != 1:

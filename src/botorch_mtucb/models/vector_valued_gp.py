@@ -19,25 +19,12 @@ from botorch.models.model import Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
+from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from botorch_mtucb.models._validation import check_positive, check_tasks, check_tensor
+from botorch_mtucb.models.growing_cholesky import GrowingCholesky
 from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
-
-
-def _extend_cholesky(chol: Tensor, cross: Tensor, new_block: Tensor) -> Tensor:
-    """Cholesky factor of ``[[A, C], [C^T, D]]`` from the factor ``L`` of ``A``.
-
-    ``chol``: ``... x m x m``; ``cross`` (``C``): ``... x m x k``; ``new_block`` (``D``):
-    ``... x k x k``. Costs ``O(m^2 k)``: no refactorization of ``A``.
-    """
-    lower_left = torch.linalg.solve_triangular(chol, cross, upper=False).transpose(-1, -2)
-    schur = new_block - lower_left @ lower_left.transpose(-1, -2)
-    lower_right = psd_safe_cholesky(schur)
-    top = torch.cat([chol, chol.new_zeros(*chol.shape[:-1], new_block.shape[-1])], dim=-1)
-    bottom = torch.cat([lower_left, lower_right], dim=-1)
-    return torch.cat([top, bottom], dim=-2)
 
 
 class VectorValuedGP(Model):
@@ -71,8 +58,13 @@ class VectorValuedGP(Model):
     ``K_t`` would have to be recomputed; the numbers are the same. Otherwise the full
     ``M x M`` Gram matrix of the ``M`` scalar observations is factorized.
 
-    ``condition_on_observations`` extends these Cholesky factors by a Schur-complement
-    block (no refactorization from scratch).
+    ``condition_on_observations`` / ``append_observations`` extend these Cholesky
+    factors by a Schur-complement block written in place into a preallocated buffer
+    (``GrowingCholesky``: ``O(t^2)`` per new row, no refactorization, no copy of the
+    factor). The model keeps ``L^{-1} Y`` (also extended in place) instead of
+    ``(G_t + eta I)^{-1} Y_t``: the mean ``G_t(x)^T (G_t + eta I)^{-1} Y_t`` is
+    ``(L^{-1} G_t(x))^T (L^{-1} Y_t)``, and ``L^{-1} G_t(x)`` is needed for the
+    covariance anyway.
 
     Example:
         >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), B, noise_variance=0.1)
@@ -90,8 +82,7 @@ class VectorValuedGP(Model):
         "_obs_X",
         "_obs_tasks",
         "_obs_y",
-        "_chol",
-        "_alpha",
+        "_forward_y",
         "_rotated_Y",
         "_xi",
         "_U",
@@ -220,8 +211,8 @@ class VectorValuedGP(Model):
         gram = gram + self.noise_variance * torch.eye(
             gram.shape[-1], dtype=gram.dtype, device=gram.device
         )
-        self._chol = psd_safe_cholesky(gram) if gram.numel() else gram
-        self._update_weights()
+        self._factor = GrowingCholesky(gram)
+        self._forward_y = self._factor.solve(obs_y.unsqueeze(-1)).squeeze(-1)  # L^{-1} y
 
     def _init_eigen_system(self) -> None:
         task_covariance = self.kernel.task_covariances[0]
@@ -257,25 +248,25 @@ class VectorValuedGP(Model):
         gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
         eye = torch.eye(t, dtype=gram.dtype, device=gram.device)
         scaled = self._group_xi[:, None, None] * gram + self.noise_variance * eye  # r x t x t
-        self._chol = psd_safe_cholesky(scaled) if t else scaled
-        self._update_weights()
+        self._factor = GrowingCholesky(scaled)
+        self._rotated_Y = self.train_Y @ self._U  # t x n, the Y_t^i of Appendix A
+        # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
+        solved = self._factor.solve(self._rotated_Y.expand(self._factor.buffer.shape[0], t, -1))
+        self._forward_y = self._pick_groups(solved)  # t x n
 
-    def _update_weights(self) -> None:
-        """``alpha = (G_t + eta I)^{-1} Y_t`` in the representation in use."""
-        if self._use_icm:
-            self._rotated_Y = self.train_Y @ self._U  # t x n, Y_t^i of Appendix A
-            if self.train_X.shape[0] == 0:
-                self._alpha = self._rotated_Y.clone()
-                return
-            chol = self._chol[self._group_of]  # n x t x t
-            rhs = self._rotated_Y.transpose(0, 1).unsqueeze(-1)  # n x t x 1
-            alpha = torch.cholesky_solve(rhs, chol).squeeze(-1).transpose(0, 1)  # t x n
-            self._alpha = alpha * (self._xi > 0)
-        else:
-            if self._obs_y.numel() == 0:
-                self._alpha = self._obs_y.clone()
-                return
-            self._alpha = torch.cholesky_solve(self._obs_y.unsqueeze(-1), self._chol).squeeze(-1)
+    def _pick_groups(self, per_group: Tensor) -> Tensor:
+        """From ``r x t x n`` (every group, every component) keep component ``i``'s own
+        group ``g(i)``: ``t x n``."""
+        index = self._group_of.view(1, 1, -1).expand(1, per_group.shape[-2], -1)
+        return per_group.gather(0, index).squeeze(0)
+
+    def _apply(self, fn, recurse: bool = True):
+        # The factor lives outside the module's buffers: move / cast it as well.
+        super()._apply(fn, recurse)
+        factor = getattr(self, "_factor", None)
+        if factor is not None:
+            factor.buffer = fn(factor.buffer)
+        return self
 
     # ------------------------------------------------------------------ posterior
     def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
@@ -291,9 +282,9 @@ class VectorValuedGP(Model):
         if num_obs == 0:
             return X.new_zeros(*batch, q, n), prior
         cross = self.kernel.task_block_covariance(X, self._obs_X, self._obs_tasks)  # b x q x n x M
-        mean = cross @ self._alpha  # b x q x n
         columns = cross.reshape(-1, num_obs).transpose(0, 1)  # M x (B q n)
-        solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
+        solved = self._factor.solve(columns)  # L^{-1} G_t(x)
+        mean = (self._forward_y @ solved).reshape(*batch, q, n)
         solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
         reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
         return mean, prior - reduction
@@ -310,11 +301,13 @@ class VectorValuedGP(Model):
             mean_rotated = X.new_zeros(*batch, q, n)
         else:
             k_x = kernel(X, train_X).to_dense()  # b x q x t
-            mean_rotated = (k_x @ self._alpha) * xi  # eq. (5): xi_i k_t(x)^T (...)^{-1} Y_t^i
             columns = k_x.reshape(-1, t).transpose(0, 1)  # t x (B q)
-            solved = torch.linalg.solve_triangular(
-                self._chol, columns.expand(self._chol.shape[0], t, -1), upper=False
-            ).reshape(self._chol.shape[0], t, -1, q)  # r x t x B x q
+            solved = self._factor.solve(columns)  # r x t x (B q): L_g^{-1} k_t(x)
+            # eq. (5): xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} Y_t^i, with L_g(i)^{-1} Y_t^i kept
+            mean_rotated = torch.einsum("rtp,ti->rpi", solved, self._forward_y)  # r x Bq x n
+            mean_rotated = self._pick_groups(mean_rotated) * xi  # Bq x n
+            mean_rotated = mean_rotated.reshape(*batch, q, n)
+            solved = solved.reshape(solved.shape[0], t, -1, q)  # r x t x B x q
             quad = torch.einsum("rtba,rtbc->brac", solved, solved)  # B x r x q x q
             quad = quad[:, self._group_of].reshape(*batch, n, q, q)
         # eq. (6) before the max: xi_i (k(x, x') - xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} k_t(x'))
@@ -366,6 +359,9 @@ class VectorValuedGP(Model):
         ):
             eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
             covariance = covariance + self.noise_variance * eye
+        # A lazy covariance: a dense tensor would make torch factorize it at once, which
+        # fails for singular posteriors (rank-deficient B, repeated points).
+        covariance = DenseLinearOperator(covariance)
         if n == 1:
             distribution = MultivariateNormal(mean.squeeze(-1), covariance)
         else:
@@ -398,12 +394,12 @@ class VectorValuedGP(Model):
             t = self.train_X.shape[0]
             if t == 0:
                 return self.train_Y.new_zeros(())
-            half_logdet = self._chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)  # r
+            half_logdet = self._factor.half_log_det()  # r
             per_component = half_logdet[self._group_of] - 0.5 * t * log_eta
             return (per_component * (self._xi > 0)).sum()
         if self._obs_y.numel() == 0:
             return self._obs_y.new_zeros(())
-        half_logdet = self._chol.diagonal().log().sum()
+        half_logdet = self._factor.half_log_det()
         return half_logdet - 0.5 * self._obs_y.numel() * log_eta
 
     # ----------------------------------------------------------- conditioning
@@ -475,13 +471,10 @@ class VectorValuedGP(Model):
         new_block = new_block + self.noise_variance * torch.eye(
             new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
         )
-        if self._obs_y.numel() == 0:
-            self._chol = psd_safe_cholesky(new_block)
-        else:
-            cross = self.kernel.observation_covariance(
-                self._obs_X, self._obs_tasks, new_X, new_tasks
-            )
-            self._chol = _extend_cholesky(self._chol, cross, new_block)
+        cross = self.kernel.observation_covariance(self._obs_X, self._obs_tasks, new_X, new_tasks)
+        self._factor.append(cross, new_block)
+        self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), new_y.unsqueeze(-1))
+        self._forward_y = self._forward_y.squeeze(-1)
         self._obs_X = torch.cat([self._obs_X, new_X])
         self._obs_tasks = torch.cat([self._obs_tasks, new_tasks])
         self._obs_y = torch.cat([self._obs_y, new_y])
@@ -489,18 +482,33 @@ class VectorValuedGP(Model):
         self.train_Y = torch.cat([self.train_Y, Y])
         if tasks is not None:
             self.train_tasks = torch.cat([self.train_tasks, tasks])
-        self._update_weights()
 
     def _append_icm(self, X: Tensor, Y: Tensor) -> None:
         kernel = self.kernel.kernels[0]
         xi = self._group_xi[:, None, None]
         eye = torch.eye(X.shape[0], dtype=X.dtype, device=X.device)
         new_block = xi * kernel(X, X).to_dense() + self.noise_variance * eye  # r x m x m
-        if self.train_X.shape[0] == 0:
-            self._chol = psd_safe_cholesky(new_block)
-        else:
-            cross = xi * kernel(self.train_X, X).to_dense()  # r x t x m
-            self._chol = _extend_cholesky(self._chol, cross, new_block)
+        t = self.train_X.shape[0]
+        cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, X.shape[0])
+        self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)
+        rotated = Y @ self._U  # m x n
+        r = new_block.shape[0]
+        extended = self._extend_forward(
+            self._forward_y.expand(r, t, -1), rotated.expand(r, *rotated.shape)
+        )  # r x (t + m) x n, only each component's own group is meaningful
+        self._forward_y = self._pick_groups(extended)
+        self._rotated_Y = torch.cat([self._rotated_Y, rotated])
         self.train_X = torch.cat([self.train_X, X])
         self.train_Y = torch.cat([self.train_Y, Y])
-        self._update_weights()
+
+    def _extend_forward(self, forward: Tensor, new_values: Tensor) -> Tensor:
+        """Extend ``v = L^{-1} y`` after ``m`` rows were appended to ``L``:
+        ``v_new = L_S^{-1} (y_new - W v)`` (``O(t m)``).
+
+        ``forward``: ``batch x t x k``; ``new_values``: ``batch x m x k``.
+        """
+        t, m = forward.shape[-2], new_values.shape[-2]
+        rows = self._factor.factor[..., t : t + m, :]  # batch x m x (t + m): [W, L_S]
+        residual = new_values - rows[..., :t] @ forward
+        tail = torch.linalg.solve_triangular(rows[..., t:].contiguous(), residual, upper=False)
+        return torch.cat([forward, tail], dim=-2)

@@ -1,0 +1,216 @@
+"""The agnostic multi-task regression of paper 001 as the state of its bandits.
+
+One instance holds the regression of Section 2.1 for one kernel parameter ``b`` and
+regularization ``lambda`` (eqs. 3-4, kernel ``[K_task(b)]_ij k_X(x, x')``), the data
+statistics that the widths of Theorem 1 need (``gamma_t^mt``, ``gamma_t^st`` and the
+effective dimension of eq. 26), and the confidence bounds of eq. 7.
+
+On finite arm sets (``FiniteDomain`` per task) the posterior is the exact incremental
+``TaskArmPosterior`` (``O(M A)`` per round); on boxes it is a ``VectorValuedGP``
+maximized with ``TaskConditionedUCB`` / ``TaskConditionedLCB`` and BoTorch's
+``optimize_acqf``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from gpytorch.kernels import Kernel
+from torch import Tensor
+
+from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
+from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.bandits.task_arm_posterior import TaskArmPosterior
+from botorch_mtucb.confidence.information_gain import information_gain
+from botorch_mtucb.confidence.multitask_widths import (
+    effective_dimension,
+    multitask_regularization,
+    multitask_widths,
+    task_kernel_matrix,
+)
+from botorch_mtucb.models import VectorValuedGP
+
+WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
+
+
+class AgnosticMultiTaskRegression:
+    r"""Kernel ridge regression with ``K_task(b)`` and its confidence bounds (paper 001).
+
+    Args:
+        domains: One ``FiniteDomain`` or ``BoxDomain`` per task (all finite, or all
+            boxes); a single domain is shared by ``num_tasks`` tasks.
+        data_kernel: The input kernel ``k_X`` (fixed; e.g. a unit-variance
+            ``gpytorch.kernels.LinearKernel``).
+        b: Kernel parameter ``b >= 0`` (``math.inf``: all tasks one task).
+        regularization: ``lambda``; default ``(N + b) / (N + bN)`` (Theorem 2).
+        num_tasks: Needed only when ``domains`` is a single domain.
+
+    Raises:
+        ValueError: For a mix of finite and box domains, ``b < 0`` or
+            ``regularization <= 0``.
+    """
+
+    def __init__(
+        self,
+        domains: Domain | Sequence[Domain],
+        data_kernel: Kernel,
+        b: float,
+        regularization: float | None = None,
+        num_tasks: int | None = None,
+    ) -> None:
+        if isinstance(domains, (FiniteDomain, BoxDomain)):
+            if num_tasks is None:
+                raise ValueError("num_tasks is required when a single domain is given")
+            domains = [domains] * num_tasks
+        self.domains = list(domains)
+        self.num_tasks = len(self.domains)
+        if self.num_tasks == 0:
+            raise ValueError("domains must hold one domain per task")
+        self.b = float(b)
+        if math.isnan(self.b) or self.b < 0:
+            raise ValueError(f"b must be >= 0 (math.inf allowed), got {b}")
+        if regularization is None:
+            regularization = multitask_regularization(self.num_tasks, self.b)
+        self.regularization = float(regularization)
+        if not self.regularization > 0:
+            raise ValueError(f"regularization must be > 0, got {regularization}")
+        self.data_kernel = data_kernel
+        finite = [isinstance(d, FiniteDomain) for d in self.domains]
+        if any(finite) and not all(finite):
+            raise ValueError("domains must be all FiniteDomain or all BoxDomain")
+        self.finite = all(finite)
+        reference = self.domains[0].points if self.finite else self.domains[0].bounds
+        self.dtype = reference.dtype
+        task_covariance = task_kernel_matrix(
+            self.num_tasks, self.b, reference.dtype, reference.device
+        )
+        if self.finite:
+            self.posterior = TaskArmPosterior(
+                [d.points for d in self.domains], data_kernel, task_covariance, self.regularization
+            )
+            self.model = None
+        else:
+            self.posterior = None
+            self.model = VectorValuedGP(
+                reference.new_zeros(0, reference.shape[-1]),
+                reference.new_zeros(0, 1),
+                data_kernel.to(reference),
+                task_covariance,
+                self.regularization,
+                train_tasks=torch.zeros(0, dtype=torch.long),
+            )
+        self._task_X: list[list[Tensor]] = [[] for _ in range(self.num_tasks)]
+        self._info_gain_st = [0.0] * self.num_tasks
+        self._effective_dimension = [0.0] * self.num_tasks
+
+    # ------------------------------------------------------------ statistics
+    @property
+    def num_observations(self) -> int:
+        """``t``, the number of observations so far."""
+        return sum(len(x) for x in self._task_X)
+
+    @property
+    def info_gain_mt(self) -> float:
+        """``gamma_t^mt(b) = 1/2 ln det(I + K_t / lambda)`` of the data seen."""
+        if self.finite:
+            return self.posterior.information_gain
+        return float(self.model.information_gain())
+
+    @property
+    def info_gain_st(self) -> float:
+        """``gamma_t^st``: the largest ``1/2 ln det(I + K_{t_i} / lambda)`` over tasks."""
+        return max(self._info_gain_st)
+
+    @property
+    def effective_dimension(self) -> float:
+        """``S = sum_l Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` (eq. 26)."""
+        return sum(self._effective_dimension)
+
+    def widths(
+        self, rkhs_norm_bound: float, task_deviation: float, delta: float, noise_std: float = 1.0
+    ) -> dict[str, float]:
+        """All widths of ``multitask_widths`` for the data seen (floats, keyed by name)."""
+        widths = multitask_widths(
+            self.num_tasks,
+            self.b,
+            rkhs_norm_bound,
+            task_deviation,
+            self.regularization,
+            delta,
+            self.info_gain_mt,
+            self.info_gain_st,
+            self.num_observations,
+            noise_std=noise_std,
+            effective_dimension=self.effective_dimension,
+        )
+        return {k: float(v) for k, v in widths.items()}
+
+    # ---------------------------------------------------------------- bounds
+    def ucb_maximizer(
+        self, task: int, width: float, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, float, float]:
+        """``argmax_x ucb_t(task, x)``: the point, its posterior mean and std."""
+        _check_width(width)
+        if self.finite:
+            mean, std = self.posterior.mean(task), self.posterior.std(task)
+            index = int(torch.argmax(mean + width * std))
+            return self.domains[task].points[index], float(mean[index]), float(std[index])
+        acquisition = TaskConditionedUCB(self.model, task, width)
+        x, _ = maximize_acquisition(acquisition, self.domains[task], generator)
+        mean, std = self.mean_std_at(task, x)
+        return x.detach(), mean, std
+
+    def max_lcb(self, task: int, width: float, generator: torch.Generator | None = None) -> float:
+        """``max_x lcb_t(task, x)`` over the task's domain."""
+        _check_width(width)
+        if self.finite:
+            return float((self.posterior.mean(task) - width * self.posterior.std(task)).max())
+        acquisition = TaskConditionedLCB(self.model, task, width)
+        _, value = maximize_acquisition(acquisition, self.domains[task], generator)
+        return float(value)
+
+    def mean_std_at(self, task: int, x: Tensor) -> tuple[float, float]:
+        """Posterior mean and std of ``f(task, x)`` (``x``: an arm on finite domains)."""
+        if self.finite:
+            index = self.posterior.arm_index(task, x)
+            return float(self.posterior.mean(task)[index]), float(self.posterior.std(task)[index])
+        with torch.no_grad():
+            posterior = self.model.posterior(x.reshape(1, 1, -1), output_indices=[task])
+        return float(posterior.mean), float(posterior.variance.clamp_min(0.0).sqrt())
+
+    def sample(self, task: int, generator: torch.Generator | None = None) -> Tensor:
+        """A joint posterior sample at the arms of ``task`` (finite domains only)."""
+        if not self.finite:
+            raise TypeError("posterior samples over a task need finite domains (FiniteDomain)")
+        return self.posterior.sample(task, generator)
+
+    # ---------------------------------------------------------------- update
+    def update(self, task: int, x: Tensor, y: float | Tensor) -> None:
+        """Condition on ``y = f(task, x) + noise`` and refresh the task's statistics."""
+        x = x.reshape(-1).to(self.dtype)
+        y = float(torch.as_tensor(y).reshape(()))
+        if self.finite:
+            self.posterior.update(task, self.posterior.arm_index(task, x), y)
+        else:
+            self.model.append_observations(
+                x.reshape(1, -1),
+                torch.tensor([[y]], dtype=self.dtype),
+                train_tasks=torch.tensor([task]),
+            )
+        self._task_X[task].append(x)
+        X_task = torch.stack(self._task_X[task])
+        with torch.no_grad():
+            gram = self.data_kernel.to(X_task)(X_task, X_task).to_dense()
+            self._info_gain_st[task] = float(information_gain(gram, self.regularization))
+            scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
+            self._effective_dimension[task] = float(effective_dimension(gram, scale))
+
+
+def _check_width(width: float) -> None:
+    if not math.isfinite(width) or width < 0:
+        raise ValueError(
+            f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
+            "finite only for task_deviation = 0)"
+        )

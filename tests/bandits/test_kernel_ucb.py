@@ -1,0 +1,134 @@
+"""KernelUCB (paper 002, Algorithm 1): each variant plays the argmax of its own bound,
+with paper 002's parameter mapping; the random baseline; a short run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from botorch_mtucb.bandits import (
+    BoxDomain,
+    KernelUCB,
+    RandomPolicy,
+    default_mixture_scale,
+    run_policy,
+)
+from botorch_mtucb.confidence import MartingaleMixtureBound
+from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
+
+B, SIGMA, DELTA = 10.0, 0.1, 0.01
+
+
+def test_default_mixture_scale():
+    assert default_mixture_scale(math.inf, 3, 1000) == 1.0
+    assert default_mixture_scale(2.5, 3, 1000) == pytest.approx(1000 ** (-3 / 11))
+    assert default_mixture_scale(1.5, 2, 500) == pytest.approx(500 ** (-2 / 7))
+    with pytest.raises(ValueError, match="nu"):
+        default_mixture_scale(0.0, 3, 10)
+    with pytest.raises(ValueError, match="horizon"):
+        default_mixture_scale(2.5, 3, 0)
+
+
+def observed(kernel, t=25, d=2, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    function = RKHSTestFunction.sample(kernel, d, B, generator=generator)
+    X = torch.rand(t, d, generator=generator, dtype=torch.float64)
+    with torch.no_grad():
+        Y = function(X).unsqueeze(-1) + SIGMA * torch.randn(
+            t, 1, generator=generator, dtype=torch.float64
+        )
+    actions = torch.rand(50, d, generator=generator, dtype=torch.float64)
+    return X, Y, actions
+
+
+def dense_ucb(kernel, X, Y, actions, regularizer, width) -> np.ndarray:
+    """mu_lambda + width * rho_lambda, transcribed (eqs. (2)-(3) of paper 002)."""
+    with torch.no_grad():
+        K = kernel(X, X).to_dense().numpy()
+        kx = kernel(X, actions).to_dense().numpy()
+    A = np.linalg.inv(K + regularizer * np.eye(len(K)))
+    mean = kx.T @ A @ Y.numpy()[:, 0]
+    var = 1.0 - np.einsum("tn,ts,sn->n", kx, A, kx)
+    return mean + width * np.sqrt(np.clip(var, 1e-12, None))
+
+
+@pytest.mark.parametrize("confidence", ["CMM", "DMM", "AMM", "AY", "IGP"])
+def test_selects_the_argmax_of_its_bound(confidence):
+    kernel = make_kernel("matern52", 0.4)
+    X, Y, actions = observed(kernel)
+    c, eta, horizon = default_mixture_scale(2.5, 2, 100), 2 / 100, 100
+    policy = KernelUCB(kernel, 2, confidence, B, SIGMA, DELTA, mixture_scale=c, eta=eta)
+    for x, y in zip(X, Y):
+        policy.update(x, y, {}, torch.Generator())
+    chosen = policy.select({"_actions": actions}, torch.Generator().manual_seed(0))
+    base = SIGMA**2 / c
+    if confidence in ("CMM", "DMM", "AMM"):
+        alphas = {"CMM": None, "DMM": [m * base for m in (0.1, 0.3, 1, 3, 10)], "AMM": base}
+        fresh = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=c)
+        values = fresh.upper(actions, alphas[confidence]).numpy()
+    else:
+        regularizer = 1 + eta if confidence == "IGP" else base
+        with torch.no_grad():
+            K = kernel(X, X).to_dense().numpy()
+        logdet = np.linalg.slogdet(np.eye(len(K)) + K / regularizer)[1]
+        if confidence == "IGP":
+            width = B + SIGMA * math.sqrt(logdet + len(K) * eta + 2 * math.log(1 / DELTA))
+        else:
+            width = B + SIGMA / math.sqrt(regularizer) * math.sqrt(logdet + 2 * math.log(1 / DELTA))
+        assert float(policy.width()) == pytest.approx(width, rel=1e-9)
+        values = dense_ucb(kernel, X, Y, actions, regularizer, width)
+    assert torch.equal(chosen, actions[int(np.argmax(values))])
+    assert policy.name == {"CMM": "CMM-UCB", "DMM": "DMM-UCB", "AMM": "AMM-UCB",
+                           "AY": "AY-GP-UCB", "IGP": "IGP-UCB"}[confidence]  # fmt: skip
+    assert horizon == 100
+
+
+def test_short_run_beats_random():
+    kernel = make_kernel("rbf", 0.5)
+    function = RKHSTestFunction.sample(kernel, 2, B, generator=torch.Generator().manual_seed(4))
+    environment = KernelBanditEnvironment(function, SIGMA, num_actions=30)
+    regrets = {}
+    for policy in (KernelUCB(kernel, 2, "DMM", B, SIGMA, DELTA), RandomPolicy()):
+        records = run_policy(policy, environment, horizon=40, seed=0)
+        assert all(record.regret >= 0 for record in records)
+        regrets[policy.name] = sum(record.regret for record in records)
+    assert regrets["DMM-UCB"] < 0.5 * regrets["Random"]
+
+
+def test_continuous_domain_and_random_policy():
+    kernel = make_kernel("rbf", 0.4)
+    X, Y, _ = observed(kernel, t=10)
+    box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64), num_restarts=2,
+                    raw_samples=32)  # fmt: skip
+    policy = KernelUCB(kernel, 2, "CMM", B, SIGMA, DELTA, domain=box)
+    for x, y in zip(X, Y):
+        policy.update(x, y, {}, torch.Generator())
+    x = policy.select({}, torch.Generator().manual_seed(1))
+    assert x.shape == (2,) and ((x >= 0) & (x <= 1)).all()
+    grid = torch.rand(500, 2, dtype=torch.float64)
+    assert (
+        float(policy.bound.upper(x.unsqueeze(0))[0]) >= float(policy.bound.upper(grid).max()) - 1e-6
+    )
+    random_policy = RandomPolicy(domain=box)
+    point = random_policy.select({}, torch.Generator().manual_seed(2))
+    assert point.shape == (2,) and ((point >= 0) & (point <= 1)).all()
+    actions = torch.rand(5, 2, dtype=torch.float64)
+    picks = {int((RandomPolicy().select({"_actions": actions}, torch.Generator().manual_seed(s))
+                  == actions).all(-1).nonzero()) for s in range(40)}  # fmt: skip
+    assert picks == set(range(5))
+
+
+def test_bad_input():
+    kernel = make_kernel("rbf", 0.5)
+    with pytest.raises(ValueError, match="confidence"):
+        KernelUCB(kernel, 2, "GP-UCB")
+    with pytest.raises(ValueError, match="eta"):
+        KernelUCB(kernel, 2, "IGP")
+    with pytest.raises(ValueError, match="mixture_scale"):
+        KernelUCB(kernel, 2, "DMM", mixture_scale=0.0)
+    policy = KernelUCB(kernel, 2, "AMM")
+    with pytest.raises(ValueError, match="_actions"):
+        policy.select({}, torch.Generator())

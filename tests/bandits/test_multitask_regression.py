@@ -1,0 +1,112 @@
+"""AgnosticMultiTaskRegression: finite (incremental) and box (VectorValuedGP) paths, and
+Proposition 2 of paper 001 (b = 0: independent regressions; b = inf: one pooled one)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from gpytorch.kernels import LinearKernel
+
+from botorch_mtucb.bandits.domain import BoxDomain, FiniteDomain
+from botorch_mtucb.bandits.multitask_regression import AgnosticMultiTaskRegression
+from botorch_mtucb.confidence.multitask_widths import (
+    multitask_information_gain,
+    multitask_widths,
+    single_task_information_gains,
+    task_effective_dimensions,
+)
+
+
+def linear_kernel():
+    kernel = LinearKernel().double()
+    kernel.initialize(variance=1.0)
+    return kernel
+
+
+def _data(seed=0, N=3, t=12):
+    generator = torch.Generator().manual_seed(seed)
+    arms = [torch.rand(8, 2, generator=generator, dtype=torch.float64) for _ in range(N)]
+    plan = [(s % N, int(torch.randint(8, (1,), generator=generator))) for s in range(t)]
+    ys = torch.randn(t, generator=generator, dtype=torch.float64)
+    return arms, plan, ys
+
+
+@pytest.mark.parametrize("b", [0.0, 0.7, math.inf])
+def test_finite_and_box_paths_agree_and_widths_use_the_helpers(b):
+    arms, plan, ys = _data()
+    N = len(arms)
+    finite = AgnosticMultiTaskRegression([FiniteDomain(a) for a in arms], linear_kernel(), b)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    box = AgnosticMultiTaskRegression(BoxDomain(bounds), linear_kernel(), b, num_tasks=N)
+    for (task, arm), y in zip(plan, ys):
+        finite.update(task, arms[task][arm], y)
+        box.update(task, arms[task][arm], y)
+    for task in range(N):
+        for x in arms[task][:3]:
+            assert finite.mean_std_at(task, x) == pytest.approx(box.mean_std_at(task, x), abs=1e-9)
+    X = torch.stack([arms[i][j] for i, j in plan])
+    tasks = torch.tensor([i for i, _ in plan])
+    lam = finite.regularization
+    gain = multitask_information_gain(X, tasks, linear_kernel(), N, b, lam)
+    assert finite.info_gain_mt == pytest.approx(float(gain), rel=1e-9)
+    assert box.info_gain_mt == pytest.approx(float(gain), rel=1e-9)
+    st = single_task_information_gains(X, tasks, linear_kernel(), N, lam)
+    assert finite.info_gain_st == pytest.approx(float(st.max()), rel=1e-9)
+    dims = task_effective_dimensions(X, tasks, linear_kernel(), N, b, lam)
+    assert finite.effective_dimension == pytest.approx(float(dims.sum()), rel=1e-9, abs=1e-12)
+    eps = 0.0 if math.isinf(b) else 0.4
+    widths = finite.widths(1.0, eps, 0.05)
+    want = multitask_widths(
+        N, b, 1.0, eps, lam, 0.05, gain, st.max(), len(plan), effective_dimension=dims.sum()
+    )
+    for key in want:
+        assert widths[key] == pytest.approx(float(want[key]), rel=1e-9)
+
+
+def test_proposition2_limits():
+    """b = 0: per-task KRR with lambda; b = inf: pooled KRR with lambda N (mean), and
+    sigma(b = inf) = sigma_pooled / sqrt(N) when lambda = 1 / N."""
+    arms, plan, ys = _data(1)
+    N = len(arms)
+    independent = AgnosticMultiTaskRegression([FiniteDomain(a) for a in arms], linear_kernel(), 0.0)
+    single = AgnosticMultiTaskRegression([FiniteDomain(a) for a in arms], linear_kernel(), math.inf)
+    assert single.regularization == pytest.approx(1 / N)
+    for (task, arm), y in zip(plan, ys):
+        independent.update(task, arms[task][arm], y)
+        single.update(task, arms[task][arm], y)
+    X = torch.stack([arms[i][j] for i, j in plan]).numpy()
+    T = np.array([i for i, _ in plan])
+    y = ys.numpy()
+    for task in range(N):
+        Xa = arms[task].numpy()
+        Xi, yi = X[T == task], y[T == task]
+        w = np.linalg.solve(Xi.T @ Xi + 1.0 * np.eye(2), Xi.T @ yi)  # lambda = 1 at b = 0
+        np.testing.assert_allclose(independent.posterior.mean(task).numpy(), Xa @ w, atol=1e-10)
+        w_pool = np.linalg.solve(X.T @ X + np.eye(2), X.T @ y)  # lambda N = 1
+        np.testing.assert_allclose(single.posterior.mean(task).numpy(), Xa @ w_pool, atol=1e-10)
+        cov = np.linalg.inv(X.T @ X + np.eye(2))  # pooled posterior covariance, lambda = 1
+        var_pool = np.einsum("ad,de,ae->a", Xa, cov, Xa)
+        np.testing.assert_allclose(
+            single.posterior.variance(task).numpy(), var_pool / N, atol=1e-10
+        )
+
+
+def test_bad_input():
+    arms, _, _ = _data()
+    with pytest.raises(ValueError, match="b must be >= 0"):
+        AgnosticMultiTaskRegression([FiniteDomain(a) for a in arms], linear_kernel(), -1.0)
+    with pytest.raises(ValueError, match="num_tasks is required"):
+        AgnosticMultiTaskRegression(FiniteDomain(arms[0]), linear_kernel(), 1.0)
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="all FiniteDomain or all BoxDomain"):
+        AgnosticMultiTaskRegression(
+            [FiniteDomain(arms[0]), BoxDomain(bounds)], linear_kernel(), 1.0
+        )
+    regression = AgnosticMultiTaskRegression([FiniteDomain(a) for a in arms], linear_kernel(), 1.0)
+    with pytest.raises(ValueError, match="width must be finite"):
+        regression.ucb_maximizer(0, math.inf)
+    with pytest.raises(ValueError, match="not one of the arms"):
+        regression.update(0, torch.tensor([5.0, 5.0]), 1.0)

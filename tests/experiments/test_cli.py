@@ -1,0 +1,82 @@
+"""The command line: `run`, `reproduce`, `list`, bad names, resumption."""
+
+import csv
+import json
+
+import pytest
+
+from botorch_mtucb.experiments import cli, paper000
+from botorch_mtucb.experiments.paper000 import Setting
+
+
+@pytest.fixture
+def tiny_sensor(monkeypatch):
+    monkeypatch.setattr(paper000, "SENSOR_SETTING", Setting(6, 2, 4, 1))
+
+
+def test_list_names_every_experiment(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("000-rkhs-2", "000-rkhs-20", "000-sine", "000-branin", "000-sensor"):
+        assert name in out
+
+
+def test_unknown_experiment_is_refused(capsys):
+    with pytest.raises(SystemExit) as error:
+        cli.main(["reproduce", "no-such-experiment"])
+    assert error.value.code == 2
+    assert "no-such-experiment" in capsys.readouterr().err
+
+
+def test_unknown_option_is_refused(tmp_path, capsys):
+    code = cli.main(["reproduce", "000-sine", "--data", "x.npz", "--output", str(tmp_path)])
+    assert code == 2
+    assert "takes no option" in capsys.readouterr().err
+
+
+def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, capsys):
+    output = tmp_path / "run"
+    assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "MT-KB" in printed and "IT-KB" in printed
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["experiment"] == "sensor-main"
+    assert summary["horizon"] == 6 and summary["repetitions"] == 2
+    assert set(summary["methods"]) == {"MT-KB", "IT-KB"}
+    keys = {
+        "cumulative_regret_mean",
+        "cumulative_regret_std",
+        "bayes_regret_mean",
+        "bayes_regret_std",
+        "seconds_per_step",
+    }
+    for entry in summary["methods"].values():
+        assert keys <= set(entry)
+        assert entry["cumulative_regret_mean"] >= 0 and entry["seconds_per_step"] > 0
+    with (output / "curves.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * 6
+    # The CSV's last cumulative regret equals the summary's mean.
+    last = [r for r in rows if r["method"] == "MT-KB" and r["t"] == "6"][0]
+    assert float(last["cumulative_regret_mean"]) == pytest.approx(
+        summary["methods"]["MT-KB"]["cumulative_regret_mean"], rel=1e-8
+    )
+    assert (output / "average_cumulative_regret.png").stat().st_size > 1000
+    assert (output / "bayes_regret.png").stat().st_size > 1000
+    runs = sorted(p.relative_to(output).as_posix() for p in (output / "runs").rglob("*.jsonl"))
+    assert runs == [
+        "runs/IT-KB/rep0.jsonl",
+        "runs/IT-KB/rep1.jsonl",
+        "runs/MT-KB/rep0.jsonl",
+        "runs/MT-KB/rep1.jsonl",
+    ]
+    # Interrupt one run (drop its last two rounds and tear a line): a rerun completes it
+    # and reproduces the same numbers.
+    path = output / "runs" / "MT-KB" / "rep1.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-2]) + '\n{"t": 5, "x": [0.1')
+    assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
+    again = json.loads((output / "summary.json").read_text())
+    for method in ("MT-KB", "IT-KB"):
+        for key in ("cumulative_regret_mean", "bayes_regret_mean"):
+            assert again["methods"][method][key] == pytest.approx(summary["methods"][method][key])

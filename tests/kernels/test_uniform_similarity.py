@@ -1,0 +1,140 @@
+"""UniformSimilarityTaskKernel: B = omega I + (1 - omega) 11^T / n (paper 000, Sec. 2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from gpytorch.kernels import MultitaskKernel, RBFKernel
+from oracles import numpy_kernel, uniform_similarity
+
+from botorch_mtucb.kernels import UniformSimilarityTaskKernel
+
+
+def _np(tensor) -> np.ndarray:
+    if not isinstance(tensor, torch.Tensor):
+        tensor = tensor.to_dense()
+    return tensor.detach().to(torch.float64).numpy()
+
+
+def _tol(dtype):
+    return (
+        {"rtol": 1e-12, "atol": 1e-12} if dtype == torch.float64 else {"rtol": 1e-6, "atol": 1e-6}
+    )
+
+
+@pytest.mark.parametrize("omega", (0.0, 0.3, 1.0))
+@pytest.mark.parametrize("n", (1, 2, 4))
+def test_covar_matrix_and_eigenvalues(n, omega, dtype):
+    kernel = UniformSimilarityTaskKernel(n).to(dtype)
+    kernel.omega = omega  # set after the cast so that float64 holds omega exactly
+    B = kernel.covar_matrix
+    assert B.shape == (n, n) and B.dtype == dtype
+    assert float(kernel.omega.detach()) == pytest.approx(omega, rel=1e-7)
+    if omega in (0.0, 1.0):
+        assert float(kernel.omega.detach()) == omega  # the end points are exact
+    np.testing.assert_allclose(_np(B), uniform_similarity(n, omega), **_tol(dtype))
+    eigenvalues = np.linalg.eigvalsh(_np(B))
+    expected = np.sort(np.array([1.0] + [omega] * (n - 1)))
+    np.testing.assert_allclose(eigenvalues, expected, rtol=1e-6, atol=1e-6)
+    # 1 / sqrt(n) is the eigenvector of eigenvalue 1
+    ones = np.ones(n) / math.sqrt(n)
+    np.testing.assert_allclose(_np(B) @ ones, ones, rtol=1e-6)
+
+
+@pytest.mark.parametrize("b", (0.0, 0.5, 3.0, math.inf))
+def test_from_b(b):
+    kernel = UniformSimilarityTaskKernel.from_b(3, b)
+    expected = 0.0 if math.isinf(b) else 1.0 / (1.0 + b)
+    assert float(kernel.omega.detach()) == pytest.approx(expected, rel=1e-6, abs=0)
+    if b == 0:
+        assert float(kernel.omega.detach()) == 1.0
+        np.testing.assert_array_equal(_np(kernel.covar_matrix), np.eye(3))
+    if math.isinf(b):
+        assert float(kernel.omega.detach()) == 0.0
+
+
+def test_batch_shape(dtype):
+    omega = torch.tensor([[0.1, 0.5, 0.9], [0.0, 1.0, 0.25]], dtype=dtype)
+    kernel = UniformSimilarityTaskKernel(3, batch_shape=torch.Size([2, 3])).to(dtype)
+    kernel.omega = omega
+    B = kernel.covar_matrix
+    assert B.shape == (2, 3, 3, 3)
+    for index in np.ndindex(2, 3):
+        np.testing.assert_allclose(
+            _np(B[index]), uniform_similarity(3, float(omega[index])), **_tol(dtype)
+        )
+    i1 = torch.tensor([[0], [2]])
+    i2 = torch.tensor([[1], [2], [0]])
+    values = _np(kernel(i1, i2).to_dense())
+    assert values.shape == (2, 3, 2, 3)
+    for index in np.ndindex(2, 3):
+        expected = uniform_similarity(3, float(omega[index]))[np.ix_([0, 2], [1, 2, 0])]
+        np.testing.assert_allclose(values[index], expected, **_tol(dtype))
+
+
+def test_index_inputs_and_omega_setter():
+    kernel = UniformSimilarityTaskKernel(4).double()
+    kernel.omega = 0.6
+    i1 = torch.tensor([[0], [3], [1]])
+    i2 = torch.tensor([[3], [3]])
+    np.testing.assert_allclose(
+        _np(kernel(i1, i2)), uniform_similarity(4, 0.6)[np.ix_([0, 3, 1], [3, 3])], rtol=1e-12
+    )
+    kernel.omega = 0.2
+    np.testing.assert_allclose(_np(kernel.covar_matrix), uniform_similarity(4, 0.2), rtol=1e-12)
+
+
+def test_inside_gpytorch_multitask_kernel(dtype):
+    n, omega = 3, 0.35
+    kernel = MultitaskKernel(RBFKernel(), num_tasks=n).to(dtype)
+    kernel.data_covar_module.lengthscale = torch.tensor(0.4, dtype=dtype)
+    kernel.task_covar_module = UniformSimilarityTaskKernel(n).to(dtype)
+    kernel.task_covar_module.omega = omega
+    X = torch.rand(4, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    X = X.to(dtype)
+    K = numpy_kernel(kernel.data_covar_module)(_np(X), _np(X))
+    # MultitaskKernel is (q n) x (q n), interleaved: kron(K, B)
+    expected = np.kron(K, uniform_similarity(n, omega))
+    np.testing.assert_allclose(_np(kernel(X, X)), expected, **_tol(dtype))
+
+
+def test_task_factor_of_product_kernel_with_index_inputs(dtype):
+    n, omega = 3, 0.7
+    data = RBFKernel(active_dims=[0, 1], ard_num_dims=2).to(dtype)
+    data.lengthscale = torch.tensor([0.3, 0.6], dtype=dtype)
+    task_kernel = UniformSimilarityTaskKernel(n, active_dims=[2]).to(dtype)
+    task_kernel.omega = omega
+    product = data * task_kernel
+    generator = torch.Generator().manual_seed(1)
+    x = torch.rand(5, 2, generator=generator, dtype=torch.float64)
+    tasks = torch.tensor([0, 2, 1, 2, 0])
+    X = torch.cat([x, tasks.unsqueeze(-1).double()], dim=-1).to(dtype)
+    K = numpy_kernel(data)(_np(X[:, :2]), _np(X[:, :2]))
+    B = uniform_similarity(n, omega)
+    expected = K * B[np.ix_(tasks.numpy(), tasks.numpy())]
+    np.testing.assert_allclose(_np(product(X, X)), expected, **_tol(dtype))
+
+
+@pytest.mark.parametrize("omega", (-0.1, 1.5, float("nan"), float("inf")))
+def test_bad_omega(omega):
+    with pytest.raises(ValueError, match="omega must lie in \\[0, 1\\]"):
+        UniformSimilarityTaskKernel(3, omega)
+    kernel = UniformSimilarityTaskKernel(3, 0.5)
+    with pytest.raises(ValueError, match="omega"):
+        kernel.omega = omega
+
+
+@pytest.mark.parametrize("b", (-1.0, float("nan")))
+def test_bad_b(b):
+    with pytest.raises(ValueError, match="b must be >= 0"):
+        UniformSimilarityTaskKernel.from_b(3, b)
+
+
+def test_bad_num_tasks():
+    with pytest.raises(ValueError, match="num_tasks must be at least 1"):
+        UniformSimilarityTaskKernel(0, 0.5)
+    with pytest.raises(TypeError, match="num_tasks must be an int"):
+        UniformSimilarityTaskKernel(2.0, 0.5)

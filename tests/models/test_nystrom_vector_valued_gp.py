@@ -1,0 +1,365 @@
+"""NystromVectorValuedGP against dense NumPy transcriptions of paper 000, Section 3.2 /
+Algorithm 2 (sketch, dictionary sampling) and against VectorValuedGP (full dictionary)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
+from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from oracles import make_rbf
+
+from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
+from botorch_mtucb.models.nystrom_vector_valued_gp import PSEUDO_INVERSE_RTOL
+
+KINDS = ("full", "indexed")
+EVERYTHING = 1e12  # an accuracy q for which every inclusion probability is 1
+
+
+def _np(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().to(torch.float64).numpy()
+
+
+def _sketch(case, X=None, Y=None, tasks="same", **kwargs) -> NystromVectorValuedGP:
+    X = case.train_X if X is None else X
+    Y = case.train_Y if Y is None else Y
+    tasks = case.train_tasks if isinstance(tasks, str) else tasks
+    kernels = case.kernels[0] if len(case.kernels) == 1 else case.kernels
+    covariances = (
+        case.task_covariances[0] if len(case.task_covariances) == 1 else case.task_covariances
+    )
+    return NystromVectorValuedGP(X, Y, kernels, covariances, ETA, train_tasks=tasks, **kwargs)
+
+
+def _test_points(dtype, q=4, seed=1):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.rand(q, 2, generator=generator, dtype=torch.float64).to(dtype)
+
+
+def _moments(model, X):
+    posterior = model.posterior(X)
+    return _np(posterior.mean), _np(posterior.distribution.covariance_matrix)
+
+
+def dense_sketch(oracle, train_X, train_Y, tasks, dictionary, probabilities, X, rtol=1e-10):
+    r"""Paper 000, Section 3.2, transcribed densely: ``Phi~ = (G~^{1/2})^+ G~(x)`` with
+    ``G~`` and ``G~(x)`` reweighted by ``1/sqrt(p)``; ``mu~`` and ``Gamma~`` as written.
+
+    A full-vector dictionary row contributes its ``n`` scalar columns ``(x, 0..n-1)``.
+    Eigenvalues of ``G~`` below ``rtol`` times the largest are dropped from the
+    pseudo-inverse. Returns the mean ``q x n`` and covariance ``(q n) x (q n)``
+    (interleaved).
+    """
+    n = oracle.num_tasks
+    train_X = np.asarray(train_X, dtype=np.float64)
+    D = train_X[dictionary]
+    if tasks is None:
+        D_X, D_tasks = np.repeat(D, n, axis=0), np.tile(np.arange(n), len(dictionary))
+        weights = np.repeat(1.0 / np.sqrt(probabilities), n)
+    else:
+        D_X, D_tasks = D, np.asarray(tasks)[dictionary]
+        weights = 1.0 / np.sqrt(probabilities)
+
+    def embedding_columns(points):  # G~(x) for every x of points: J x (len(points) n)
+        full = oracle.gamma(D_X, points)  # J x n x P x n
+        rows = full[np.arange(len(D_X)), D_tasks]  # J x P x n
+        return weights[:, None] * rows.reshape(len(D_X), -1)
+
+    G = oracle.observation_gram(D_X, D_tasks, D_X, D_tasks) * np.outer(weights, weights)
+    root = scipy.linalg.sqrtm(G)
+    root = np.real_if_close(root, tol=1e6).real
+    # (G~^{1/2})^+ with singular values below sqrt(rtol) of the largest dropped, i.e.
+    # the eigenvalues of G~ below rtol of the largest
+    pinv_root = np.linalg.pinv(0.5 * (root + root.T), rcond=np.sqrt(rtol), hermitian=True)
+    phi_train = pinv_root @ embedding_columns(train_X)  # J x (t n)
+    Y = np.asarray(train_Y, dtype=np.float64)
+    if tasks is None:
+        V = phi_train @ phi_train.T
+        b = phi_train @ Y.reshape(-1)
+    else:
+        chosen = phi_train.reshape(len(D_X), len(train_X), n)[:, np.arange(len(train_X)), tasks]
+        V = chosen @ chosen.T
+        b = chosen @ Y.reshape(-1)
+    A = V + oracle.eta * np.eye(V.shape[0])
+    phi = pinv_root @ embedding_columns(np.asarray(X, dtype=np.float64))  # J x (q n)
+    mean = phi.T @ np.linalg.solve(A, b)
+    q = len(X)
+    prior = oracle.gamma(np.asarray(X, dtype=np.float64), np.asarray(X)).reshape(q * n, q * n)
+    covariance = prior - phi.T @ phi + oracle.eta * phi.T @ np.linalg.solve(A, phi)
+    return mean.reshape(q, n), covariance
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", CASES)
+def test_full_dictionary_equals_exact_posterior(name, kind, dtype):
+    case = build_case(name, dtype, task_indexed=kind == "indexed", num_rows=7)
+    exact = case.build()
+    model = _sketch(case, accuracy=EVERYTHING)
+    assert model.uses_eigen_route == (kind == "full" and name in ICM_CASES)
+    assert model.dictionary_size == 7 and model.num_outputs == NUM_TASKS
+    assert torch.all(model.inclusion_probabilities == 1)
+    tol = tolerances(dtype)  # 1e-7 in float64
+    for X in (_test_points(dtype), case.train_X):
+        mean, covariance = _moments(model, X)
+        exact_mean, exact_covariance = _moments(exact, X)
+        assert model.posterior(X).mean.dtype == dtype
+        np.testing.assert_allclose(mean, exact_mean, **tol)
+        np.testing.assert_allclose(covariance, exact_covariance, **tol)
+    # with Gamma~ = Gamma_{t-1}, the sum of log-dets is Theorem 2's (Lemma 4)
+    expected = case.oracle.sequential_log_det_sum(
+        _np(case.train_X), _np(case.train_Y), case.tasks_numpy()
+    )
+    np.testing.assert_allclose(float(model.sketched_log_det_sum), expected, **tol)
+    np.testing.assert_allclose(
+        float(model.sketched_log_det_sum), 2 * float(exact.information_gain()), **tol
+    )
+
+
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")  # sqrtm of singular G~
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ("icm", "uniform_0", "sum", "independent"))
+def test_partial_dictionary_matches_dense_sketch(name, kind, dtype):
+    case = build_case(name, dtype, task_indexed=kind == "indexed", num_rows=24, seed=4)
+    model = _sketch(case, accuracy=1.0, seed=3)
+    m = model.dictionary_size
+    assert 0 < m < 24  # a genuine sketch
+    X = _test_points(dtype, q=3)
+    mean, covariance = _moments(model, X)
+    expected_mean, expected_covariance = dense_sketch(
+        case.oracle,
+        _np(case.train_X),
+        _np(case.train_Y),
+        case.tasks_numpy(),
+        model.dictionary.numpy(),
+        _np(model.inclusion_probabilities),
+        _np(X),
+        rtol=PSEUDO_INVERSE_RTOL[dtype],  # float32 keeps fewer directions
+    )
+    # float32: the embedding amplifies round-off by 1 / sqrt(smallest kept eigenvalue)
+    tol = {"rtol": 1e-6, "atol": 1e-6} if dtype == torch.float64 else {"rtol": 3e-2, "atol": 3e-2}
+    np.testing.assert_allclose(mean, expected_mean, **tol)
+    np.testing.assert_allclose(covariance, expected_covariance, **tol)
+    # ... and it is not the exact posterior (the check is not vacuous)
+    exact_mean, exact_covariance = _moments(case.build(), X)
+    difference = max(np.abs(mean - exact_mean).max(), np.abs(covariance - exact_covariance).max())
+    assert difference > 1e-3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_inclusion_probabilities_follow_algorithm_2(kind):
+    """p_{t,i} = min(q ||Gamma~_{t-1}(x_i, x_i)||, 1) with the previous sketch, and
+    row i is drawn with that frequency."""
+    case = build_case("icm", torch.float64, task_indexed=kind == "indexed", num_rows=12, seed=2)
+    q = 2.0
+    tasks = case.train_tasks
+
+    def sub(a, b):
+        return None if tasks is None else tasks[a:b]
+
+    previous = _sketch(case, X=case.train_X[:11], Y=case.train_Y[:11], tasks=sub(0, 11), accuracy=q)
+    current = _sketch(case, accuracy=q)  # the same first 10 draws, then one more
+    # norms under the previous sketch, from its dense posterior at every row
+    posterior = previous.posterior(case.train_X.unsqueeze(-2))
+    blocks = _np(posterior.distribution.covariance_matrix)  # 12 x n x n
+    if tasks is None:
+        norms = np.linalg.eigvalsh(blocks)[:, -1]
+    else:
+        norms = blocks[np.arange(12), tasks.numpy(), tasks.numpy()]
+    expected = np.minimum(q * norms, 1.0)
+    inside = (expected > 0.02) & (expected < 0.98)
+    assert inside.sum() >= 6  # most probabilities strictly inside (0, 1)
+    np.testing.assert_allclose(
+        _np(current.inclusion_probabilities), expected[current.dictionary.numpy()], rtol=1e-9
+    )
+    # frequencies over independent draws from the previous sketch
+    draws, counts = 400, np.zeros(12)
+    for k in range(draws):
+        generator = torch.Generator().manual_seed(1000 + k)
+        updated = previous.condition_on_observations(
+            case.train_X[11:], case.train_Y[11:], train_tasks=sub(11, 12), generator=generator
+        )
+        counts[updated.dictionary.numpy()] += 1
+    frequency = counts / draws
+    bound = 5 * np.sqrt(expected * (1 - expected) / draws) + 1e-9
+    assert np.all(np.abs(frequency - expected) <= bound), (frequency, expected)
+    assert previous.train_X.shape[0] == 11  # condition_on_observations left it alone
+
+
+def test_dictionary_is_never_empty():
+    case = build_case("icm", torch.float64, num_rows=6)
+    tiny = 1e-9 * case.task_covariances[0]  # every variance ~ 1e-9: p ~ 1e-9
+    model = NystromVectorValuedGP(case.train_X, case.train_Y, case.kernels[0], tiny, ETA)
+    assert model.dictionary_size == 1
+    assert model.inclusion_probabilities.item() < 1e-6
+    # the kept row is the most informative one of the last draw's probabilities
+    rebuilt = NystromVectorValuedGP(
+        case.train_X[:5], case.train_Y[:5], case.kernels[0], tiny, ETA
+    ).posterior(case.train_X.unsqueeze(-2))
+    norms = np.linalg.eigvalsh(_np(rebuilt.distribution.covariance_matrix))[:, -1]
+    assert model.dictionary.item() == int(np.argmax(norms))
+
+
+def test_draws_are_reproducible_and_chunks_replay_the_updates():
+    case = build_case("uniform_0.4", torch.float64, num_rows=20, seed=5)
+    X = _test_points(torch.float64)
+    a, b = _sketch(case, accuracy=1.0, seed=7), _sketch(case, accuracy=1.0, seed=7)
+    assert torch.equal(a.dictionary, b.dictionary)
+    assert any(
+        not torch.equal(_sketch(case, accuracy=1.0, seed=s).dictionary, a.dictionary)
+        for s in range(8, 12)
+    )
+    # building in one go (chunk_size=1) is the sequence of single-row updates
+    step = _sketch(case, X=case.train_X[:0], Y=case.train_Y[:0], accuracy=1.0, seed=7)
+    for i in range(20):
+        assert step.append_observations(case.train_X[i : i + 1], case.train_Y[i : i + 1]) is step
+    assert torch.equal(step.dictionary, a.dictionary) and step.num_resamplings == 20
+    np.testing.assert_allclose(_moments(step, X)[1], _moments(a, X)[1], rtol=1e-12, atol=1e-12)
+    # chunks: one draw per chunk
+    assert _sketch(case, accuracy=1.0, chunk_size=8).num_resamplings == 3
+
+
+@pytest.mark.parametrize("name", ("icm", "uniform_0.4", "icm_rank_deficient"))
+def test_eigen_route_equals_general_route(name, dtype):
+    """Appendix A's eqs. (7)-(8) equal the general sketch for the same dictionary; the
+    general route is forced by writing k B as k B/2 + k B/2."""
+    case = build_case(name, dtype, num_rows=15, seed=6)
+    B = case.task_covariances[0]
+    B = B if isinstance(B, torch.Tensor) else B.covar_matrix.detach()
+    kernel = case.kernels[0]
+    icm = NystromVectorValuedGP(case.train_X, case.train_Y, kernel, B, ETA, accuracy=1.5, seed=2)
+    general = NystromVectorValuedGP(
+        case.train_X, case.train_Y, [kernel, kernel], [B / 2, B / 2], ETA, accuracy=1.5, seed=2
+    )
+    assert icm.uses_eigen_route and not general.uses_eigen_route
+    assert torch.equal(icm.dictionary, general.dictionary) and icm.dictionary_size < 15
+    tol = tolerances(dtype)
+    X = _test_points(dtype)
+    for got, expected in zip(_moments(icm, X), _moments(general, X)):
+        np.testing.assert_allclose(got, expected, **tol)
+    np.testing.assert_allclose(_np(icm.train_variances), _np(general.train_variances), **tol)
+    np.testing.assert_allclose(
+        float(icm.sketched_log_det_sum), float(general.sketched_log_det_sum), **tol
+    )
+
+
+def test_accuracy_100_on_2000_points_is_small_and_within_theorem_3():
+    """q = 100 on 2000 points (SE lengthscale 0.2, 1-d, 3 tasks): a dictionary below 10%
+    of the points and Gamma_t / 3 <= Gamma~_t <= 3 Gamma_t (rho = 3, eps = 0.5) at every
+    candidate (generalized eigenvalues)."""
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(2000, 1, generator=generator, dtype=torch.float64)
+    A = torch.rand(3, 3, generator=generator, dtype=torch.float64)
+    B = A.T @ A
+    Y = torch.sin(6 * X) @ torch.ones(1, 3, dtype=torch.float64)
+    Y = Y + 0.1 * torch.randn(2000, 3, generator=generator, dtype=torch.float64)
+    kernel = make_rbf([0.2])
+    sketch = NystromVectorValuedGP(X, Y, kernel, B, ETA, accuracy=100.0, seed=0, chunk_size=50)
+    exact = VectorValuedGP(X, Y, kernel, B, ETA)
+    assert sketch.uses_eigen_route
+    assert 1 <= sketch.dictionary_size < 200, sketch.dictionary_size
+    candidates = torch.linspace(0, 1, 101, dtype=torch.float64).reshape(101, 1, 1)
+    sketched = sketch.posterior(candidates).distribution.covariance_matrix  # 101 x 3 x 3
+    exact_cov = exact.posterior(candidates).distribution.covariance_matrix
+    L = torch.linalg.cholesky(exact_cov)
+    inner = torch.linalg.solve_triangular(L, sketched, upper=False)
+    ratio = torch.linalg.solve_triangular(L, inner.transpose(-1, -2), upper=False)
+    eigenvalues = torch.linalg.eigvalsh(0.5 * (ratio + ratio.transpose(-1, -2)))
+    assert eigenvalues.min() >= 1 / 3 and eigenvalues.max() <= 3, (eigenvalues.min(), eigenvalues.max())
+
+
+def test_icm_state_is_linear_in_t():
+    """No t x t matrix in the ICM route's state: per-step cost linear in t."""
+    case = build_case("icm", torch.float64, num_rows=40, seed=1)
+    model = _sketch(case, accuracy=1.0)
+    assert model.uses_eigen_route
+    for name, buffer in model.named_buffers():
+        if buffer is not None:
+            assert sum(size == 40 for size in buffer.shape) <= 1, (name, buffer.shape)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_prior_condition_and_append(kind, dtype):
+    case = build_case("sum", dtype, task_indexed=kind == "indexed", num_rows=6)
+    empty_tasks = None if kind == "full" else case.train_tasks[:0]
+    model = _sketch(case, X=case.train_X[:0], Y=case.train_Y[:0], tasks=empty_tasks)
+    assert model.dictionary_size == 0 and model.embedding_dimension == 0
+    X = _test_points(dtype, q=2)
+    mean, covariance = _moments(model, X)
+    assert np.all(mean == 0)
+    _, prior = case.oracle.posterior(_np(case.train_X[:0]), _np(case.train_Y[:0]), _np(X))
+    np.testing.assert_allclose(covariance, prior, **tolerances(dtype))
+    tasks = case.train_tasks
+    conditioned = model.condition_on_observations(
+        case.train_X, case.train_Y, train_tasks=tasks, generator=torch.Generator().manual_seed(1)
+    )
+    assert model.train_X.shape[0] == 0 and conditioned.train_X.shape[0] == 6
+    assert conditioned.num_resamplings == 1 and 1 <= conditioned.dictionary_size <= 6
+
+
+@pytest.mark.parametrize("batch", ((), (2,), (2, 3)), ids=str)
+def test_batch_shapes_output_indices_and_noise(batch):
+    case = build_case("icm", torch.float64, num_rows=9)
+    model = _sketch(case, accuracy=1.5)
+    generator = torch.Generator().manual_seed(3)
+    X = torch.rand(*batch, 2, 2, generator=generator, dtype=torch.float64)
+    posterior = model.posterior(X)
+    assert isinstance(posterior.distribution, MultitaskMultivariateNormal)
+    assert posterior.mean.shape == (*batch, 2, NUM_TASKS)
+    covariance = posterior.distribution.covariance_matrix
+    for index in np.ndindex(*batch):
+        single = model.posterior(X[index])
+        np.testing.assert_allclose(
+            _np(covariance[index]), _np(single.distribution.covariance_matrix), atol=1e-12
+        )
+    one = model.posterior(X, output_indices=[1])
+    assert isinstance(one.distribution, MultivariateNormal)
+    np.testing.assert_allclose(_np(one.mean), _np(posterior.mean[..., 1:2]), atol=1e-12)
+    noisy = model.posterior(X, observation_noise=True)
+    np.testing.assert_allclose(
+        _np(noisy.variance), _np(posterior.variance) + ETA, rtol=1e-10, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"accuracy": 0.5}, ValueError, "accuracy"),
+        ({"accuracy": float("nan")}, ValueError, "accuracy"),
+        ({"accuracy": "many"}, TypeError, "accuracy"),
+        ({"seed": 1.5}, TypeError, "seed"),
+        ({"chunk_size": 0}, ValueError, "chunk_size"),
+        ({"noise_variance": 0.0}, ValueError, "noise_variance"),
+    ],
+)
+def test_bad_constructor_input(kwargs, error, match):
+    case = build_case("icm", torch.float64)
+    arguments = {
+        "train_X": case.train_X,
+        "train_Y": case.train_Y,
+        "data_kernel": case.kernels[0],
+        "task_covariance": case.task_covariances[0],
+        "noise_variance": ETA,
+    }
+    arguments.update(kwargs)
+    with pytest.raises(error, match=match):
+        NystromVectorValuedGP(**arguments)
+
+
+def test_bad_data_and_update_input():
+    case = build_case("icm", torch.float64)
+    kernel, B = case.kernels[0], case.task_covariances[0]
+    with pytest.raises(ValueError, match="same number of rows"):
+        NystromVectorValuedGP(case.train_X, case.train_Y[:3], kernel, B, ETA)
+    with pytest.raises(ValueError, match="N x 3"):
+        NystromVectorValuedGP(case.train_X, case.train_Y[:, :2], kernel, B, ETA)
+    model = NystromVectorValuedGP(case.train_X, case.train_Y, kernel, B, ETA)
+    with pytest.raises(ValueError, match="NaN"):
+        model.posterior(torch.full((2, 2), float("nan"), dtype=torch.float64))
+    with pytest.raises(ValueError, match="batch x q x 2"):
+        model.posterior(torch.zeros(2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="train_tasks must be None"):
+        model.append_observations(case.train_X[:1], case.train_Y[:1], train_tasks=torch.tensor([0]))
+    with pytest.raises(ValueError, match="output_indices"):
+        model.posterior(case.train_X, output_indices=[3])

@@ -1,0 +1,148 @@
+"""Linear and Chebyshev scalarizations, Lipschitz constants and weight sampling
+(paper 000, Section 2, Section 5 and Appendix E)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from oracles import chebyshev_scalarization, linear_scalarization
+
+from botorch_mtucb.scalarization import (
+    ChebyshevScalarization,
+    LinearScalarization,
+    sample_chebyshev_weights,
+    sample_linear_weights,
+)
+
+
+def _np(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().to(torch.float64).numpy()
+
+
+def _tol(dtype):
+    return (
+        {"rtol": 1e-12, "atol": 1e-12} if dtype == torch.float64 else {"rtol": 1e-5, "atol": 1e-5}
+    )
+
+
+def _make(kind, weights, reference_point):
+    if kind == "linear":
+        return LinearScalarization(weights)
+    return ChebyshevScalarization(weights, reference_point)
+
+
+def _oracle(kind, weights, reference_point, Y):
+    if kind == "linear":
+        return linear_scalarization(weights, Y), np.linalg.norm(weights, axis=-1)
+    return chebyshev_scalarization(weights, reference_point, Y), np.max(weights, axis=-1)
+
+
+@pytest.mark.parametrize("kind", ("linear", "chebyshev"))
+@pytest.mark.parametrize("batch", ((), (5,), (2, 3)), ids=str)
+def test_values_and_lipschitz_constant(kind, batch, dtype):
+    rng = np.random.default_rng(0)
+    n = 3
+    weights = rng.uniform(size=n)
+    reference_point = rng.normal(size=n)
+    Y = rng.normal(size=(*batch, n))
+    s = _make(kind, torch.tensor(weights, dtype=dtype), torch.tensor(reference_point, dtype=dtype))
+    value = s(torch.tensor(Y, dtype=dtype))
+    expected, lipschitz = _oracle(kind, weights, reference_point, Y)
+    assert value.shape == batch and value.dtype == dtype
+    np.testing.assert_allclose(_np(value), expected, **_tol(dtype))
+    np.testing.assert_allclose(_np(s.lipschitz_constant), lipschitz, **_tol(dtype))
+    assert s.num_tasks == n
+
+
+@pytest.mark.parametrize("kind", ("linear", "chebyshev"))
+def test_batched_weights_broadcast(kind):
+    rng = np.random.default_rng(1)
+    weights = rng.uniform(size=(4, 1, 2))  # W x 1 x n against M x n outputs
+    reference_point = rng.normal(size=2)
+    Y = rng.normal(size=(6, 2))
+    s = _make(kind, torch.tensor(weights), torch.tensor(reference_point))
+    value = s(torch.tensor(Y))
+    expected, lipschitz = _oracle(kind, weights, reference_point, Y)
+    assert value.shape == (4, 6)
+    np.testing.assert_allclose(_np(value), expected, rtol=1e-12)
+    np.testing.assert_allclose(_np(s.lipschitz_constant), lipschitz, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ("linear", "chebyshev"))
+def test_lipschitz_property_on_random_pairs(kind):
+    """|s(y) - s(y')| <= L ||y - y'||_2, with near equality for some pair (tight)."""
+    rng = np.random.default_rng(2)
+    n = 4
+    weights = rng.uniform(size=n)
+    s = _make(kind, torch.tensor(weights), torch.tensor(rng.normal(size=n)))
+    Y1 = torch.tensor(rng.normal(size=(5000, n)))
+    Y2 = Y1 + torch.tensor(rng.normal(size=(5000, n))) * torch.tensor(rng.uniform(size=(5000, 1)))
+    ratio = (s(Y1) - s(Y2)).abs() / torch.linalg.vector_norm(Y1 - Y2, dim=-1)
+    L = float(s.lipschitz_constant)
+    assert float(ratio.max()) <= L * (1 + 1e-12)
+    # the constant is attained: along lambda (linear) / along the largest-weight axis
+    # with the others far above it (Chebyshev)
+    if kind == "linear":
+        direction = torch.tensor(weights)
+        y = torch.zeros(n, dtype=torch.float64)
+    else:
+        direction = torch.zeros(n, dtype=torch.float64)
+        direction[int(np.argmax(weights))] = 1.0
+        y = torch.full((n,), 100.0, dtype=torch.float64)
+        y[int(np.argmax(weights))] = 0.0
+    step = 1e-3 * direction / torch.linalg.vector_norm(direction)
+    ratio_along = (s(y + step) - s(y)).abs() / torch.linalg.vector_norm(step)
+    assert float(ratio_along) == pytest.approx(L, rel=1e-9)
+
+
+@pytest.mark.parametrize("sample_shape", ((), (7,), (2, 3)), ids=str)
+def test_weight_sampling(sample_shape, dtype):
+    n = 3
+    linear = sample_linear_weights(
+        n, torch.Size(sample_shape), generator=torch.Generator().manual_seed(4), dtype=dtype
+    )
+    chebyshev = sample_chebyshev_weights(
+        n, torch.Size(sample_shape), generator=torch.Generator().manual_seed(4), dtype=dtype
+    )
+    # the same generator seed reproduces the uniform draw u (in (0, 1])
+    u = 1.0 - torch.rand(*sample_shape, n, generator=torch.Generator().manual_seed(4), dtype=dtype)
+    u = _np(u)
+    assert linear.shape == chebyshev.shape == (*sample_shape, n)
+    assert linear.dtype == chebyshev.dtype == dtype
+    np.testing.assert_allclose(_np(linear), u / u.sum(-1, keepdims=True), **_tol(dtype))
+    alpha = u.sum(-1, keepdims=True) / u
+    np.testing.assert_allclose(_np(chebyshev), alpha / alpha.sum(-1, keepdims=True), **_tol(dtype))
+    for weights in (linear, chebyshev):  # on the simplex
+        assert bool((weights >= 0).all())
+        np.testing.assert_allclose(_np(weights.sum(-1)), 1.0, **_tol(dtype))
+
+
+def test_weight_sampling_covers_the_simplex():
+    """Many draws: every coordinate takes small and large values."""
+    for sampler in (sample_linear_weights, sample_chebyshev_weights):
+        weights = sampler(3, torch.Size([2000]), generator=torch.Generator().manual_seed(0))
+        assert float(weights.min()) < 0.05
+        assert float(weights.max()) > 0.7
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        LinearScalarization(torch.tensor([0.5, -0.1]))
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        ChebyshevScalarization(torch.tensor([-0.5, 0.1]), torch.zeros(2))
+    with pytest.raises(ValueError, match="weights contains NaN"):
+        LinearScalarization(torch.tensor([0.5, float("nan")]))
+    with pytest.raises(TypeError, match="weights"):
+        LinearScalarization([0.5, 0.5])
+    with pytest.raises(ValueError, match="weights and reference_point must have the same length"):
+        ChebyshevScalarization(torch.tensor([0.5, 0.5]), torch.zeros(3))
+    with pytest.raises(ValueError, match="reference_point contains NaN"):
+        ChebyshevScalarization(torch.tensor([0.5, 0.5]), torch.tensor([0.0, float("inf")]))
+    s = LinearScalarization(torch.tensor([0.5, 0.5]))
+    with pytest.raises(ValueError, match="Y must have 2 outputs"):
+        s(torch.zeros(4, 3))
+    with pytest.raises(ValueError, match="num_tasks"):
+        sample_linear_weights(0)
+    with pytest.raises(ValueError, match="num_tasks"):
+        sample_chebyshev_weights(2.5)
