@@ -58,13 +58,20 @@ def test_table1_end_to_end_and_resume(tmp_path, capsys):
     assert json.loads((tmp_path / "summary.json").read_text()) == summary
     assert (tmp_path / "cumulative_regret.png").stat().st_size > 0
     assert (tmp_path / "seconds_per_step.png").stat().st_size > 0
-    with (tmp_path / "matern52-l0.5-d3" / "curves.csv").open() as handle:
+    with (tmp_path / "matern52-l0.5-d3-T12" / "curves.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 6 * 12
     assert "Paper 002, Table 1" in printed and "129.5 +- 45.6" in printed  # DMM, Matern 5/2
     # rerunning reads the finished runs back: same numbers
     again = run_experiment("002-table1", tmp_path, quick=True, progress=False, **options)
-    assert again["configs"] == summary["configs"]
+    for label, entry in again["configs"].items():
+        for method, numbers in entry["methods"].items():
+            old = summary["configs"][label]["methods"][method]
+            assert numbers["cumulative_regret_mean"] == old["cumulative_regret_mean"]
+            assert numbers["cumulative_regret_std"] == old["cumulative_regret_std"]
+    # another horizon (other c and eta) gets its own runs instead of resuming these
+    run_experiment("002-table1", tmp_path, quick=True, progress=False, **{**options, "horizon": 14})
+    assert (tmp_path / "matern52-l0.5-d3-T14" / "runs" / "CMM-UCB" / "rep0.jsonl").exists()
 
 
 def test_time_and_loose_experiments_run(tmp_path):

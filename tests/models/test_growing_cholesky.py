@@ -14,7 +14,9 @@ def random_spd(size, batch=(), dtype=torch.float64, seed=0):
 
 
 @pytest.mark.parametrize("batch", [(), (3,)])
-@pytest.mark.parametrize("blocks", [[0, 5, 1, 1, 7], [40, 1, 30], [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]])
+@pytest.mark.parametrize(
+    "blocks", [[0, 5, 1, 1, 7], [40, 1, 30], [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]]
+)
 def test_appends_equal_a_factorization_from_scratch(batch, blocks):
     total = sum(blocks)
     A = random_spd(total, batch)
@@ -45,7 +47,10 @@ def test_solves(dtype, tol, columns):
     rhs = torch.randn(2, 25, columns, dtype=dtype)
     L = np.linalg.cholesky(A.double().numpy())
     np.testing.assert_allclose(
-        factor.solve(rhs).double().numpy(), np.linalg.solve(L, rhs.double().numpy()), rtol=tol, atol=tol
+        factor.solve(rhs).double().numpy(),
+        np.linalg.solve(L, rhs.double().numpy()),
+        rtol=tol,
+        atol=tol,
     )
     np.testing.assert_allclose(
         factor.solve_spd(rhs).double().numpy(),

@@ -9,6 +9,7 @@ import scipy.linalg
 import torch
 from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from gpytorch.kernels import RBFKernel
 from oracles import make_rbf
 
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
@@ -266,7 +267,10 @@ def test_accuracy_100_on_2000_points_is_small_and_within_theorem_3():
     inner = torch.linalg.solve_triangular(L, sketched, upper=False)
     ratio = torch.linalg.solve_triangular(L, inner.transpose(-1, -2), upper=False)
     eigenvalues = torch.linalg.eigvalsh(0.5 * (ratio + ratio.transpose(-1, -2)))
-    assert eigenvalues.min() >= 1 / 3 and eigenvalues.max() <= 3, (eigenvalues.min(), eigenvalues.max())
+    assert eigenvalues.min() >= 1 / 3 and eigenvalues.max() <= 3, (
+        eigenvalues.min(),
+        eigenvalues.max(),
+    )
 
 
 def test_icm_state_is_linear_in_t():
@@ -363,3 +367,31 @@ def test_bad_data_and_update_input():
         model.append_observations(case.train_X[:1], case.train_Y[:1], train_tasks=torch.tensor([0]))
     with pytest.raises(ValueError, match="output_indices"):
         model.posterior(case.train_X, output_indices=[3])
+
+
+@pytest.mark.parametrize("icm", [True, False])
+def test_posterior_is_differentiable_in_X(icm):
+    # optimize_acqf on a box needs gradients through the sketched posterior.
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(12, 2, generator=generator, dtype=torch.float64)
+    Y = torch.randn(12, 2, generator=generator, dtype=torch.float64)
+    kernel = RBFKernel().double()
+    kernel.lengthscale = 0.4
+    B = torch.tensor([[1.0, 0.3], [0.3, 0.5]], dtype=torch.float64)
+    if icm:
+        model = NystromVectorValuedGP(X, Y, kernel, B, 0.1, accuracy=5.0)
+    else:
+        model = NystromVectorValuedGP(X, Y, [kernel, kernel], [B, torch.eye(2).double()], 0.1)
+    x = torch.rand(3, 1, 2, generator=generator, dtype=torch.float64, requires_grad=True)
+
+    def value(points):
+        posterior = model.posterior(points)
+        return posterior.mean.sum() + posterior.distribution.covariance_matrix.sum()
+
+    (gradient,) = torch.autograd.grad(value(x), x)
+    step = 1e-6
+    for index in [(0, 0, 0), (2, 0, 1)]:
+        shift = torch.zeros_like(x)
+        shift[index] = step
+        numeric = (value(x.detach() + shift) - value(x.detach() - shift)) / (2 * step)
+        assert gradient[index].item() == pytest.approx(numeric.item(), rel=1e-5, abs=1e-8)

@@ -22,8 +22,6 @@ their released code (Dragonfly, ``dragonfly/opt/multiobjective_gpb_acquisitions.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
@@ -31,7 +29,8 @@ from botorch.utils.transforms import t_batch_mode_transform
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain
+from botorch_mtucb.bandits.scalarized_policy import ScalarizedUCBPolicy, empty_model
 from botorch_mtucb.confidence.mt_bkb_width import dragonfly_ucb_width, gp_ucb_width
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import Scalarization
@@ -86,7 +85,7 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
         return self.scalarization(mean + self.width.to(mean) * std)  # b
 
 
-class RandomScalarizationUCB:
+class RandomScalarizationUCB(ScalarizedUCBPolicy):
     r"""MOBO (Paria et al. 2019, UCB with random scalarizations) as a policy.
 
     Independent GPs: ``VectorValuedGP`` with ``Gamma = k diag(task_variances)`` and noise
@@ -110,6 +109,8 @@ class RandomScalarizationUCB:
         ValueError: For non-positive task variances, an unknown ``radius``, or a box
             domain without ``domain_size`` under the Srinivas radius.
     """
+
+    acquisition_class = ScalarizedObjectiveUCB
 
     def __init__(
         self,
@@ -140,13 +141,7 @@ class RandomScalarizationUCB:
         self.domain_size = domain_size
         reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
         covariance = torch.diag(task_variances).to(reference)
-        self.model = VectorValuedGP(
-            reference.new_zeros(0, reference.shape[-1]),
-            reference.new_zeros(0, task_variances.numel()),
-            data_kernel,
-            covariance,
-            noise_variance,
-        )
+        self.model = empty_model(VectorValuedGP, domain, data_kernel, covariance, noise_variance)
         self._width = self.width()
 
     def width(self) -> float:
@@ -155,20 +150,3 @@ class RandomScalarizationUCB:
         if self.radius == "dragonfly":
             return dragonfly_ucb_width(t, self.domain.dim)
         return gp_ucb_width(t, int(self.domain_size), self.delta)
-
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``: the maximizer of ``s_lambda(mu + w_t sigma)``."""
-        acquisition = ScalarizedObjectiveUCB(self.model, context["_scalarization"], self._width)
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
-        return x.detach()
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Condition the independent GPs on ``y_t`` at ``x_t``."""
-        self.model.append_observations(x.reshape(1, -1), y.reshape(1, -1))
-        self._width = self.width()
-
-    def diagnostics(self) -> dict[str, float]:
-        """The current width."""
-        return {"width": float(self._width)}

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
-from botorch_mtucb.bandits.domain import Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.bandits.domain import Domain, FiniteDomain
+from botorch_mtucb.bandits.scalarized_policy import ScalarizedUCBPolicy, empty_model
 from botorch_mtucb.confidence.mt_bkb_width import (
     bkb_width,
     check_eps,
     mt_bkb_accuracy,
     mt_bkb_width,
 )
-from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.multitask_kernel import TaskCovarianceLike
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
 
 
@@ -42,21 +41,7 @@ def _accuracy(accuracy: float | None, eps: float, delta: float, horizon: int | N
     return mt_bkb_accuracy(eps, delta, horizon)
 
 
-def _empty_sketch(domain, data_kernel, task_covariance, noise_variance, accuracy, seed):
-    reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
-    num_tasks = SumOfSeparableKernels(data_kernel, task_covariance).num_tasks
-    return NystromVectorValuedGP(
-        reference.new_zeros(0, reference.shape[-1]),
-        reference.new_zeros(0, num_tasks),
-        data_kernel,
-        task_covariance,
-        noise_variance,
-        accuracy=accuracy,
-        seed=seed,
-    )
-
-
-class MultiTaskBudgetedKernelizedBandit:
+class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     r"""MT-BKB, Algorithm 2 of paper 000.
 
     Each round: the acquisition ``ScalarizedMultiTaskUCB`` on the sketched posterior
@@ -107,8 +92,14 @@ class MultiTaskBudgetedKernelizedBandit:
         self.delta = delta
         self.eps = check_eps(eps)
         self.accuracy = _accuracy(accuracy, self.eps, delta, horizon)
-        self.model = _empty_sketch(
-            domain, data_kernel, task_covariance, noise_variance, self.accuracy, seed
+        self.model = empty_model(
+            NystromVectorValuedGP,
+            domain,
+            data_kernel,
+            task_covariance,
+            noise_variance,
+            accuracy=self.accuracy,
+            seed=seed,
         )
         self._width = self.width()
 
@@ -116,18 +107,9 @@ class MultiTaskBudgetedKernelizedBandit:
         """``beta~_t`` of Theorem 3 for the data seen so far."""
         return mt_bkb_width(self.model, self.rkhs_norm_bound, self.noise_std, self.delta, self.eps)
 
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``, the maximizer of the sketched eq. (2) for the round's scalarization."""
-        acquisition = ScalarizedMultiTaskUCB(self.model, context["_scalarization"], self._width)
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
-        return x.detach()
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Add ``(x_t, y_t)``, redraw the dictionary, rebuild the sketch and the width."""
-        self.model.append_observations(x.reshape(1, -1), y.reshape(1, -1), generator=generator)
-        self._width = self.width()
+    def _observe(self, X: Tensor, Y: Tensor, generator: torch.Generator) -> None:
+        """Add ``(x_t, y_t)`` and redraw the dictionary with the round's generator."""
+        self.model.append_observations(X, Y, generator=generator)
 
     def diagnostics(self) -> dict[str, float]:
         """Width, dictionary size ``m_t`` and the sum of sketched log-dets."""
@@ -138,7 +120,7 @@ class MultiTaskBudgetedKernelizedBandit:
         }
 
 
-class IndependentTaskBudgetedKernelizedBandit:
+class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     r"""IT-BKB: independent tasks learned with BKB, width scaled by ``sqrt(n)``.
 
     The baseline of paper 000 (Section 5, Appendix E). Task ``i`` is a scalar GP with
@@ -158,8 +140,8 @@ class IndependentTaskBudgetedKernelizedBandit:
         domain, rkhs_norm_bound, noise_std, delta, eps: As for MT-BKB.
         eta: BKB's regularizer ``lambda > 0`` (paper 000 uses 0.1 for every method).
         accuracy: BKB's ``q_bar >= 1`` (default from ``eps``, ``delta`` and
-            ``horizon``); the sketch uses ``q = q_bar / lambda`` on unnormalized
-            variances.
+            ``horizon``); the sketch uses ``q = max(q_bar / lambda, 1)`` on
+            unnormalized variances.
         horizon, seed, name: As for MT-BKB.
 
     Raises:
@@ -200,13 +182,14 @@ class IndependentTaskBudgetedKernelizedBandit:
         with torch.no_grad():
             prior = data_kernel(reference, reference, diag=True).to_dense()
         self.kernel_bounds = task_variances * float(prior.amax())  # kappa_i^2
-        self.model = _empty_sketch(
+        self.model = empty_model(
+            NystromVectorValuedGP,
             domain,
             data_kernel,
             torch.diag(task_variances).to(reference),
             eta,
-            max(self.accuracy / eta, 1.0),
-            seed,
+            accuracy=max(self.accuracy / eta, 1.0),
+            seed=seed,
         )
         self._width = self.width()
 
@@ -233,18 +216,9 @@ class IndependentTaskBudgetedKernelizedBandit:
         """``sqrt(n) * max_i w_i`` (BKB widths of the tasks)."""
         return math.sqrt(self.num_tasks) * self.task_widths().amax()
 
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``, the maximizer of eq. (2) with the diagonal sketched posterior."""
-        acquisition = ScalarizedMultiTaskUCB(self.model, context["_scalarization"], self._width)
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
-        return x.detach()
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Add ``(x_t, y_t)``, redraw the dictionary, rebuild the sketch and the width."""
-        self.model.append_observations(x.reshape(1, -1), y.reshape(1, -1), generator=generator)
-        self._width = self.width()
+    def _observe(self, X: Tensor, Y: Tensor, generator: torch.Generator) -> None:
+        """Add ``(x_t, y_t)`` and redraw the dictionary with the round's generator."""
+        self.model.append_observations(X, Y, generator=generator)
 
     def diagnostics(self) -> dict[str, float]:
         """Width and dictionary size ``m_t``."""

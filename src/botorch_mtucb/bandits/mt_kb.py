@@ -14,24 +14,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
-from botorch_mtucb.bandits.domain import Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.bandits.domain import Domain
+from botorch_mtucb.bandits.scalarized_policy import ScalarizedUCBPolicy, empty_model
 from botorch_mtucb.confidence import (
     igp_ucb_width,
     information_gain_increment,
     mt_kb_width,
 )
 from botorch_mtucb.models import VectorValuedGP
-from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.multitask_kernel import TaskCovarianceLike
 
 
-class MultiTaskKernelizedBandit:
+class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
     r"""MT-KB, Algorithm 1 of paper 000.
 
     Each round: ``beta_{t-1}`` of Theorem 2 (``mt_kb_width``), the acquisition
@@ -65,25 +64,14 @@ class MultiTaskKernelizedBandit:
         self.rkhs_norm_bound = rkhs_norm_bound
         self.noise_std = noise_std
         self.delta = delta
-        self.model = _empty_model(domain, data_kernel, task_covariance, noise_variance)
+        self.model = empty_model(
+            VectorValuedGP, domain, data_kernel, task_covariance, noise_variance
+        )
         self._width = self.width()
 
     def width(self) -> Tensor:
         """``beta_t`` of Theorem 2 for the data seen so far."""
         return mt_kb_width(self.model, self.rkhs_norm_bound, self.noise_std, self.delta)
-
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``, the maximizer of eq. (2) for the round's scalarization."""
-        acquisition = ScalarizedMultiTaskUCB(self.model, context["_scalarization"], self._width)
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
-        return x.detach()
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Condition the posterior on ``y_t`` at ``x_t`` (Cholesky extension)."""
-        self.model.append_observations(x.reshape(1, -1), y.reshape(1, -1))
-        self._width = self.width()
 
     def diagnostics(self) -> dict[str, float]:
         """The current width and information gain."""
@@ -93,7 +81,7 @@ class MultiTaskKernelizedBandit:
         }
 
 
-class IndependentTaskKernelizedBandit:
+class IndependentTaskKernelizedBandit(ScalarizedUCBPolicy):
     r"""IT-KB: independent tasks learned with IGP-UCB, width scaled by ``sqrt(n)``.
 
     The baseline of paper 000 (Section 5, Appendix E). Task ``i`` is a scalar GP with
@@ -134,7 +122,9 @@ class IndependentTaskKernelizedBandit:
         self.delta = delta
         self.eta = eta
         self.num_tasks = task_variances.numel()
-        self.model = _empty_model(domain, data_kernel, torch.diag(task_variances), 1.0 + eta)
+        self.model = empty_model(
+            VectorValuedGP, domain, data_kernel, torch.diag(task_variances), 1.0 + eta
+        )
         self.task_information_gain = torch.zeros(self.num_tasks, dtype=torch.float64)
         self.num_observations = 0
         self._width = self.width()
@@ -151,26 +141,16 @@ class IndependentTaskKernelizedBandit:
         )
         return math.sqrt(self.num_tasks) * widths.amax()
 
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``, the maximizer of eq. (2) with the diagonal posterior."""
-        acquisition = ScalarizedMultiTaskUCB(self.model, context["_scalarization"], self._width)
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
-        return x.detach()
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
+    def _observe(self, X: Tensor, Y: Tensor, generator: torch.Generator) -> None:
         """Add ``1/2 log(1 + sigma_i^2(x_t) / (1 + eta))`` to each task's gain, then
         condition the posterior."""
-        x = x.reshape(1, -1)
         with torch.no_grad():
-            variance = self.model.posterior(x.unsqueeze(0)).variance.reshape(-1)
+            variance = self.model.posterior(X.unsqueeze(0)).variance.reshape(-1)
         self.task_information_gain += information_gain_increment(
             variance.to(torch.float64), 1.0 + self.eta
         )
         self.num_observations += 1
-        self.model.append_observations(x, y.reshape(1, -1))
-        self._width = self.width()
+        self.model.append_observations(X, Y)
 
     def diagnostics(self) -> dict[str, float]:
         """The current width and largest per-task information gain."""
@@ -178,16 +158,3 @@ class IndependentTaskKernelizedBandit:
             "width": float(self._width),
             "information_gain": float(self.task_information_gain.max()),
         }
-
-
-def _empty_model(domain, data_kernel, task_covariance, noise_variance) -> VectorValuedGP:
-    """The prior (no data yet) on the domain's dtype and device."""
-    reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
-    num_tasks = SumOfSeparableKernels(data_kernel, task_covariance).num_tasks
-    return VectorValuedGP(
-        reference.new_zeros(0, reference.shape[-1]),
-        reference.new_zeros(0, num_tasks),
-        data_kernel,
-        task_covariance,
-        noise_variance,
-    )

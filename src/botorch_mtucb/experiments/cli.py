@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
-        "run", help="the main job: MT-KB vs IT-KB on the real light-sensor data (about 1-2 min)"
+        "run", help="the main job: MT-KB vs IT-KB on the real light-sensor data (about 2 min)"
     )
     run.add_argument(
         "--output", default="results/run", help="output directory (default: %(default)s)"

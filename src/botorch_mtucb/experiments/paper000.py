@@ -19,7 +19,8 @@ Choices the paper leaves open, documented: MT-BKB and IT-BKB use the accuracy ``
 of Theorem 3 (BKB's ``q_bar``) for the run's horizon ``T``; "the RKHS function" of
 Figures 2 and 3 is the 2-task one; Figure 1 (a) uses ``n = 10`` tasks and
 ``omega in {0, 0.2, ..., 1}`` (RKHS functions with the same centres and coefficients
-for every ``omega``). MOBO's radius is discussed in ``botorch_mtucb.bandits.mobo``.
+for every ``omega``); ``000-sensor`` shares the main job's horizon (``SENSOR_SETTING``).
+MOBO's radius is discussed in ``botorch_mtucb.bandits.mobo``.
 Runs use one torch thread (small linear algebra is faster without threading).
 """
 
@@ -57,7 +58,6 @@ from botorch_mtucb.experiments.harness import (
     write_summary,
 )
 from botorch_mtucb.experiments.registry import register
-from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.problems import (
     MultiTaskProblem,
     light_sensor_problem,
@@ -65,8 +65,7 @@ from botorch_mtucb.problems import (
     rkhs_problem,
     shifted_branin_problem,
 )
-from botorch_mtucb.problems.multi_task_problem import heuristic_rkhs_norm_bound
-from botorch_mtucb.problems.synthetic_000 import se_kernel
+from botorch_mtucb.problems.synthetic_000 import similarity_problem
 
 DELTA = 0.1  # paper 000, Section 5
 EPS = 0.5  # paper 000, Section 5: accuracy of the Nystrom sketches
@@ -345,12 +344,12 @@ def _no_options(options: dict[str, Any], name: str) -> None:
         raise ValueError(f"experiment {name!r} takes no option(s) {sorted(unknown)}")
 
 
-SENSOR_SETTING = Setting(horizon=150, repetitions=10, quick_horizon=60, quick_repetitions=3)
+SENSOR_SETTING = Setting(horizon=800, repetitions=10, quick_horizon=200, quick_repetitions=3)
 
 
 @register("sensor-main", "the main job: MT-KB vs IT-KB on the real light-sensor data")
 def sensor_main(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
-    """The main job (``python -m botorch_mtucb run``): light-sensor data, 150 rounds,
+    """The main job (``python -m botorch_mtucb run``): light-sensor data, 800 rounds,
     10 repetitions."""
     _no_options(options, "sensor-main")
     return run_scalarized_experiment(
@@ -422,59 +421,6 @@ SIMILARITY_OMEGAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 SIMILARITY_TASKS = 10
 
 
-def similarity_problem(
-    omega: float, seed: int = 0, num_tasks: int = SIMILARITY_TASKS, lengthscale: float = 0.2
-) -> MultiTaskProblem:
-    r"""An RKHS function for the kernel ``Gamma_omega = k (omega I + (1 - omega) 11^T / n)``.
-
-    As ``rkhs_problem`` (paper 000, Section 5) but with the uniform-similarity task
-    covariance: ``f = sum_{i <= 50} Gamma_omega(., x_i) c_i`` on the 0.01-net of [0, 1],
-    SE ``k`` of lengthscale 0.2, ``c_i ~ U[-1, 1]^n``, noise ``N(0, 0.1^2 I)``,
-    ``b = max_x ||f(x)||_2 / lambda_max(B)``. The centres and coefficients depend on
-    ``seed`` only, so every ``omega`` sees the same draw (common random numbers);
-    small ``omega`` makes the tasks similar (``omega = 0``: identical tasks).
-
-    Raises:
-        ValueError: If ``omega`` is outside [0, 1] or ``num_tasks < 1``.
-    """
-    if not 0.0 <= omega <= 1.0:
-        raise ValueError(f"omega must lie in [0, 1], got {omega}")
-    if num_tasks < 1:
-        raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
-    dtype = torch.float64
-    generator = torch.Generator().manual_seed(int(seed))
-    points = torch.linspace(0.0, 1.0, 101, dtype=dtype).unsqueeze(-1)
-    kernel = se_kernel(lengthscale)
-    B = UniformSimilarityTaskKernel(num_tasks, omega).to(dtype).covar_matrix.detach()
-    centres = points[torch.randperm(101, generator=generator)[:50]]
-    coefficients = 2.0 * torch.rand(50, num_tasks, generator=generator, dtype=dtype) - 1.0
-    weights = coefficients @ B
-
-    def objective(X: torch.Tensor) -> torch.Tensor:
-        return kernel(X.to(dtype), centres).to_dense() @ weights
-
-    with torch.no_grad():
-        values = objective(points)
-    return MultiTaskProblem(
-        name=f"similarity-{omega:g}",
-        domain=FiniteDomain(points),
-        objective_function=objective,
-        data_kernel=kernel,
-        task_covariance=B,
-        noise_std=0.1,
-        rkhs_norm_bound=heuristic_rkhs_norm_bound(values, B),
-        reference_point=values.amin(0),
-        regret_points=points,
-        notes={
-            "omega": omega,
-            "num_tasks": num_tasks,
-            "kernel": f"SE lengthscale {lengthscale}, uniform similarity omega = {omega}",
-            "norm_bound": "b = max_x ||f(x)||_2 / lambda_max(B)",
-            "seed": int(seed),
-        },
-    )
-
-
 def _similarity_label(omega: float) -> str:
     return f"MT-KB (omega={omega:g})"
 
@@ -494,7 +440,9 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
 
     def environment_for(omega: float, rep: int) -> ScalarizedEnvironment:
         if (omega, rep) not in environments:
-            environments[omega, rep] = ScalarizedEnvironment(similarity_problem(omega, seed=rep))
+            environments[omega, rep] = ScalarizedEnvironment(
+                similarity_problem(omega, seed=rep, num_tasks=SIMILARITY_TASKS)
+            )
         return environments[omega, rep]
 
     methods = [
@@ -639,6 +587,7 @@ def _plot_panels(results, path: Path, curve: str, ylabel: str, time_average: boo
             title=PANEL_PROBLEMS[panel][1],
             ylabel=ylabel,
             time_average=time_average,
+            log_y=curve == "bayes_regret",  # R_B(t) falls by orders of magnitude
             ax=ax,
         )
     figure.tight_layout()

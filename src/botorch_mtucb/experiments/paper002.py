@@ -14,6 +14,9 @@ runs use their own shorter ``T``); repetition ``r`` of a configuration draws its
 function from seed ``1000 * (configuration index) + r`` and its action sets and noise
 from the runner's seed ``r``, shared by all methods; in ``002-loose`` the text of
 Appendix F.3 (``d = 3``) is followed where the caption of Figure 7 says ``[0, 1]^4``.
+Runs use one torch thread (small matrices; timings comparable with the paper's single
+CPU) and are written to ``<output>/<kernel>-l<lengthscale>-d<d>-T<T>/runs/``, so an
+interrupted run resumes and runs of another horizon are kept apart.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 import torch
 
 from botorch_mtucb.bandits import KernelUCB, RandomPolicy, default_mixture_scale
+from botorch_mtucb.bandits.runner import Policy
 from botorch_mtucb.experiments.harness import (
     Method,
     MethodResult,
@@ -151,7 +155,14 @@ LOOSE_CONFIGS = [
 ]
 
 
-def make_policy(method: str, config: BanditConfig, horizon: int):
+def run_directory(config: BanditConfig, horizon: int) -> str:
+    """The sub-directory of a configuration's runs, e.g. ``"rbf-l0.5-d3-T1000"``: the
+    horizon is part of it because ``c`` and ``eta`` depend on ``T`` (the runner would
+    otherwise resume a shorter run made with other parameters)."""
+    return f"{config.slug}-T{horizon}"
+
+
+def make_policy(method: str, config: BanditConfig, horizon: int) -> Policy:
     """The policy ``method`` with paper 002's parameters for ``config``."""
     if method == "Random":
         return RandomPolicy()
@@ -292,7 +303,7 @@ def run_grid_experiment(
             ),
             "methods": {m: _method_entry(r) for m, r in config_results.items()},
         }
-        write_curves_csv(config_results, output / config.slug / "curves.csv")
+        write_curves_csv(config_results, output / run_directory(config, horizon) / "curves.csv")
     if paper_table is not None:
         summary["paper_table"] = {
             method: [list(cell) for cell in cells] for method, cells in paper_table.items()
@@ -327,7 +338,7 @@ def _run_configs(
             methods,
             horizon,
             repetitions,
-            output / configs[index].slug,
+            output / run_directory(configs[index], horizon),
             progress,
         )  # fmt: skip
         for index in indices

@@ -42,7 +42,9 @@ class GrowingCholesky:
     def __init__(self, matrix: Tensor, capacity: int | None = None) -> None:
         size = matrix.shape[-1]
         self.size = size
-        self.buffer = self._identity(matrix, capacity or max(MIN_CAPACITY, math.ceil(GROWTH * size)))
+        self.buffer = self._identity(
+            matrix, capacity or max(MIN_CAPACITY, math.ceil(GROWTH * size))
+        )
         if size:
             self.buffer[..., :size, :size] = psd_safe_cholesky(matrix)
 

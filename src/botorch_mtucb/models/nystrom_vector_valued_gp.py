@@ -9,56 +9,21 @@ sketch is the exact posterior of the features projected on the dictionary's span
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import torch
-from botorch.acquisition.objective import PosteriorTransform
-from botorch.models.model import Model
-from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
-from linear_operator.operators import DenseLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_mtucb.models._validation import check_positive, check_tasks, check_tensor
-from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+from botorch_mtucb.models.multitask_kernel import TaskCovarianceLike
 
 # Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
 # largest are dropped from its pseudo-inverse square root (duplicated or nearly
 # collinear dictionary points); the loss in Phi~^T Phi~ is of that relative size.
 PSEUDO_INVERSE_RTOL = {torch.float64: 1e-10, torch.float32: 1e-6}
-
-
-def _eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Eigen-system of ``B`` with numerically equal positive eigenvalues grouped.
-
-    Returns ``xi`` (``n``, zero for null directions), ``U`` (``n x n``, columns
-    ``u_i``), ``group_of`` (``n``) and the distinct positive values ``group_xi``.
-    """
-    eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
-    rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
-    scale = float(eigenvalues.amax().clamp_min(torch.finfo(eigenvalues.dtype).tiny))
-    positive = eigenvalues > rel_tol * scale
-    values: list[float] = []
-    group_of = torch.zeros(eigenvalues.shape[0], dtype=torch.long, device=eigenvalues.device)
-    for i, (value, keep) in enumerate(zip(eigenvalues.tolist(), positive.tolist())):
-        if not keep:
-            continue
-        match = [g for g, v in enumerate(values) if abs(value - v) <= rel_tol * scale]
-        if match:
-            group_of[i] = match[0]
-        else:
-            group_of[i] = len(values)
-            values.append(value)
-    if not values:  # B = 0
-        values.append(1.0)
-    xi = torch.where(positive, eigenvalues, torch.zeros_like(eigenvalues))
-    group_xi = torch.tensor(values, dtype=eigenvalues.dtype, device=eigenvalues.device)
-    return xi, eigenvectors, group_of, group_xi
 
 
 def _pinv_root(gram: Tensor) -> Tensor:
@@ -74,7 +39,7 @@ def _pinv_root(gram: Tensor) -> Tensor:
     return vectors[:, keep] / s[keep].clamp_min(torch.finfo(s.dtype).tiny).sqrt()
 
 
-class NystromVectorValuedGP(Model):
+class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     r"""MT-BKB's sketched posterior with a dictionary resampled at every update.
 
     Given the dictionary ``D_t = {x_{i_1}, ..., x_{i_m}}`` with inclusion
@@ -163,13 +128,6 @@ class NystromVectorValuedGP(Model):
                 and ``chunk_size < 1``.
         """
         super().__init__()
-        train_X = check_tensor(train_X, "train_X", dim=2)
-        train_Y = check_tensor(train_Y, "train_Y", dim=2)
-        if train_Y.shape[0] != train_X.shape[0]:
-            raise ValueError(
-                f"train_X and train_Y must have the same number of rows, got "
-                f"{train_X.shape[0]} and {train_Y.shape[0]}"
-            )
         try:
             accuracy = float(accuracy)
         except (TypeError, ValueError) as error:
@@ -181,33 +139,16 @@ class NystromVectorValuedGP(Model):
                 raise TypeError(f"{name} must be an int, got {value!r}")
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-        self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
-        num_tasks = self.kernel.num_tasks
-        self.noise_variance = check_positive(noise_variance, "noise_variance")
-        if train_tasks is None:
-            if train_Y.shape[-1] != num_tasks:
-                raise ValueError(
-                    f"train_Y must be N x {num_tasks} (one column per task) for full-vector "
-                    f"data, got {tuple(train_Y.shape)}; pass train_tasks for task-indexed data"
-                )
-        else:
-            if train_Y.shape[-1] != 1:
-                raise ValueError(
-                    f"train_Y must be N x 1 when train_tasks is given, got {tuple(train_Y.shape)}"
-                )
-            train_tasks = check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
+        train_X, train_Y, train_tasks = self._setup(
+            train_X, train_Y, data_kernel, task_covariance, noise_variance, train_tasks
+        )
+        num_tasks = self.num_tasks
         self.accuracy = accuracy
         self.seed = seed
         self.chunk_size = chunk_size
-        self._num_outputs = num_tasks
-        self._full_vector = train_tasks is None
-        self._use_icm = self._full_vector and self.kernel.num_terms == 1
         self._num_resamplings = 0
-        self.to(device=train_X.device, dtype=train_X.dtype)
-        for parameter in self.kernel.parameters():
-            parameter.requires_grad_(False)
         if self._use_icm:
-            xi, U, group_of, group_xi = _eigen_groups(self.kernel.task_covariances[0])
+            xi, U, group_of, group_xi = eigen_groups(self.kernel.task_covariances[0])
             self.register_buffer("_xi", xi)
             self.register_buffer("_U", U)
             self.register_buffer("_group_of", group_of)
@@ -229,26 +170,6 @@ class NystromVectorValuedGP(Model):
             self.append_observations(train_X[start:stop], train_Y[start:stop], tasks)
 
     # ------------------------------------------------------------------ properties
-    @property
-    def num_outputs(self) -> int:
-        """The number of tasks ``n``."""
-        return self._num_outputs
-
-    @property
-    def num_tasks(self) -> int:
-        """The number of tasks ``n``."""
-        return self._num_outputs
-
-    @property
-    def batch_shape(self) -> torch.Size:
-        """Models are not batched: ``torch.Size([])``."""
-        return torch.Size([])
-
-    @property
-    def uses_eigen_route(self) -> bool:
-        """Whether the ICM route of Appendix A (eqs. (7)-(8)) is in use."""
-        return self._use_icm
-
     @property
     def dictionary_size(self) -> int:
         """``m_t``: the number of rows (full-vector data) or scalar observations
@@ -476,93 +397,6 @@ class NystromVectorValuedGP(Model):
         covariance = prior - phi @ phi.transpose(-1, -2) + self.noise_variance * quad
         return mean, covariance
 
-    def posterior(
-        self,
-        X: Tensor,
-        output_indices: list[int] | None = None,
-        observation_noise: bool | Tensor = False,
-        posterior_transform: PosteriorTransform | None = None,
-        **kwargs: Any,
-    ) -> GPyTorchPosterior:
-        r"""The sketched posterior ``N(mu~_t, Gamma~_t)`` over all tasks at ``X``.
-
-        Args:
-            X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype.
-            output_indices: Tasks to keep (default: all ``n``).
-            observation_noise: If ``True``, add ``eta`` to each output's variance.
-            posterior_transform: Applied to the posterior if given (BoTorch semantics).
-
-        Returns:
-            A ``GPyTorchPosterior`` with mean ``batch x q x n`` and the full
-            ``(q n) x (q n)`` covariance, cross-task terms included (interleaved:
-            index ``a * n + i`` is point ``a``, task ``i``); a ``MultivariateNormal``
-            with mean ``batch x q`` for one output.
-
-        Raises:
-            TypeError: If ``X`` is not a tensor.
-            ValueError: If ``X`` is not at least 2-d, its last dimension differs from
-                ``d``, it holds NaN/inf, or ``output_indices`` are out of range.
-        """
-        X = self._check_X(X)
-        with torch.no_grad():
-            mean, covariance = self._mean_and_covariance(X)
-        q, n = mean.shape[-2], mean.shape[-1]
-        if output_indices is not None:
-            index = torch.as_tensor(output_indices, dtype=torch.long, device=X.device)
-            if index.numel() == 0 or index.min() < 0 or index.max() >= n:
-                raise ValueError(f"output_indices must lie in [0, {n - 1}], got {output_indices}")
-            flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
-            mean = mean[..., index]
-            covariance = covariance[..., flat, :][..., :, flat]
-            n = index.numel()
-        if (isinstance(observation_noise, Tensor) and observation_noise.any()) or (
-            isinstance(observation_noise, bool) and observation_noise
-        ):
-            eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
-            covariance = covariance + self.noise_variance * eye
-        covariance = DenseLinearOperator(covariance)  # lazy: may be singular
-        if n == 1:
-            distribution = MultivariateNormal(mean.squeeze(-1), covariance)
-        else:
-            distribution = MultitaskMultivariateNormal(mean, covariance, interleaved=True)
-        posterior = GPyTorchPosterior(distribution)
-        if posterior_transform is not None:
-            return posterior_transform(posterior)
-        return posterior
-
-    def _check_X(self, X: Tensor) -> Tensor:
-        if not isinstance(X, Tensor):
-            raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
-        if X.dim() < 2 or X.shape[-1] != self.train_X.shape[-1]:
-            raise ValueError(
-                f"X must have shape batch x q x {self.train_X.shape[-1]}, got {tuple(X.shape)}"
-            )
-        if not torch.isfinite(X).all():
-            raise ValueError("X contains NaN or inf")
-        return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
-
-    # ----------------------------------------------------------- conditioning
-    def condition_on_observations(
-        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None, **kwargs: Any
-    ) -> NystromVectorValuedGP:
-        r"""A new model conditioned on ``(X, Y)`` as well: one MT-BKB update (the
-        dictionary is redrawn with the variances of ``self``). ``self`` is unchanged.
-
-        Args:
-            X: ``k x d`` new inputs.
-            Y: ``k x n`` new outputs (full-vector) or ``k x 1`` with ``train_tasks``.
-            train_tasks: ``k`` task indices, required for task-indexed models.
-            generator: Optional ``torch.Generator`` for the dictionary draw.
-
-        Raises:
-            ValueError, TypeError: As in the constructor; also for batched ``X`` or
-                data of the other kind.
-        """
-        new_model = copy.deepcopy(self)
-        return new_model.append_observations(
-            X, Y, train_tasks=train_tasks, generator=kwargs.get("generator")
-        )
-
     def append_observations(
         self,
         X: Tensor,
@@ -576,29 +410,7 @@ class NystromVectorValuedGP(Model):
         Same arguments and errors as ``condition_on_observations``; ``generator``
         (optional) replaces the model's own seeded stream for this draw.
         """
-        X = check_tensor(X, "X", dim=2)
-        Y = check_tensor(Y, "Y", dim=2)
-        if X.shape[-1] != self.train_X.shape[-1]:
-            raise ValueError(f"X must be k x {self.train_X.shape[-1]}, got {tuple(X.shape)}")
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(
-                f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}"
-            )
-        X = X.to(self.train_X).detach()
-        Y = Y.to(self.train_X).detach()
-        if self._full_vector:
-            if train_tasks is not None:
-                raise ValueError("train_tasks must be None for a model built on full-vector data")
-            if Y.shape[-1] != self.num_tasks:
-                raise ValueError(f"Y must be k x {self.num_tasks}, got {tuple(Y.shape)}")
-            tasks = None
-        else:
-            if train_tasks is None:
-                raise ValueError("train_tasks is required for a model built on task-indexed data")
-            if Y.shape[-1] != 1:
-                raise ValueError(f"Y must be k x 1 for task-indexed data, got {tuple(Y.shape)}")
-            tasks = check_tasks(train_tasks, X.shape[0], self.num_tasks, "train_tasks")
-            tasks = tasks.to(self.train_X.device)
+        X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
         with torch.no_grad():

@@ -8,26 +8,19 @@ Appendix A (eqs. 3-6) for ICM kernels; paper 001, Section 3, for task-indexed da
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import torch
-from botorch.acquisition.objective import PosteriorTransform
-from botorch.models.model import Model
-from botorch.posteriors.gpytorch import GPyTorchPosterior
-from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
-from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
-from botorch_mtucb.models._validation import check_positive, check_tasks, check_tensor
+from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
 from botorch_mtucb.models.growing_cholesky import GrowingCholesky
-from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.multitask_kernel import TaskCovarianceLike
 
 
-class VectorValuedGP(Model):
+class VectorValuedGP(FixedKernelMultiTaskModel):
     r"""Exact multi-task GP posterior with a fixed kernel ``sum_j k_j(x, x') B_j``.
 
     The posterior mean and covariance are the vector-valued kernel ridge regression
@@ -123,40 +116,14 @@ class VectorValuedGP(Model):
                 of range.
         """
         super().__init__()
-        train_X = check_tensor(train_X, "train_X", dim=2)
-        train_Y = check_tensor(train_Y, "train_Y", dim=2)
-        if train_Y.shape[0] != train_X.shape[0]:
-            raise ValueError(
-                f"train_X and train_Y must have the same number of rows, got "
-                f"{train_X.shape[0]} and {train_Y.shape[0]}"
-            )
-        self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
-        num_tasks = self.kernel.num_tasks
-        self.noise_variance = check_positive(noise_variance, "noise_variance")
-        if train_tasks is None:
-            if train_Y.shape[-1] != num_tasks:
-                raise ValueError(
-                    f"train_Y must be N x {num_tasks} (one column per task of the "
-                    f"{num_tasks} x {num_tasks} task covariance) for full-vector data, got "
-                    f"{tuple(train_Y.shape)}; pass train_tasks for task-indexed data"
-                )
-        else:
-            if train_Y.shape[-1] != 1:
-                raise ValueError(
-                    f"train_Y must be N x 1 when train_tasks is given, got {tuple(train_Y.shape)}"
-                )
-            train_tasks = check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
-        self._num_outputs = num_tasks
-        self._full_vector = train_tasks is None
-        self._use_icm = self._full_vector and self.kernel.num_terms == 1
         for name in self._STATE_BUFFERS:
             self.register_buffer(name, None)
-        self.to(device=train_X.device, dtype=train_X.dtype)
-        for parameter in self.kernel.parameters():
-            parameter.requires_grad_(False)
-        self.train_X = train_X.detach().clone()
-        self.train_Y = train_Y.detach().clone()
-        self.train_tasks = None if train_tasks is None else train_tasks.to(train_X.device)
+        train_X, train_Y, train_tasks = self._setup(
+            train_X, train_Y, data_kernel, task_covariance, noise_variance, train_tasks
+        )
+        self.train_X = train_X.clone()
+        self.train_Y = train_Y.clone()
+        self.train_tasks = train_tasks
         with torch.no_grad():
             if self._use_icm:
                 self._init_eigen_system()
@@ -165,26 +132,6 @@ class VectorValuedGP(Model):
                 self._factorize_general()
 
     # ------------------------------------------------------------------ properties
-    @property
-    def num_outputs(self) -> int:
-        """The number of tasks ``n``."""
-        return self._num_outputs
-
-    @property
-    def num_tasks(self) -> int:
-        """The number of tasks ``n``."""
-        return self._num_outputs
-
-    @property
-    def batch_shape(self) -> torch.Size:
-        """Models are not batched: ``torch.Size([])``."""
-        return torch.Size([])
-
-    @property
-    def uses_eigen_route(self) -> bool:
-        """Whether the ICM eigen-decomposition route of 000 Section 3.3 is in use."""
-        return self._use_icm
-
     @property
     def num_observations(self) -> int:
         """The number of scalar observations ``M`` (``N n`` for full-vector data)."""
@@ -215,32 +162,8 @@ class VectorValuedGP(Model):
         self._forward_y = self._factor.solve(obs_y.unsqueeze(-1)).squeeze(-1)  # L^{-1} y
 
     def _init_eigen_system(self) -> None:
-        task_covariance = self.kernel.task_covariances[0]
-        eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
-        rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
-        scale = eigenvalues.amax().clamp_min(torch.finfo(eigenvalues.dtype).tiny)
-        positive = eigenvalues > rel_tol * scale
-        # Group (numerically) equal eigenvalues: one Cholesky factor per distinct value.
-        group_values: list[float] = []
-        group_of = torch.zeros(self.num_tasks, dtype=torch.long, device=eigenvalues.device)
-        for i, (value, is_positive) in enumerate(zip(eigenvalues.tolist(), positive.tolist())):
-            if not is_positive:
-                continue
-            for g, existing in enumerate(group_values):
-                if abs(value - existing) <= rel_tol * scale.item():
-                    group_of[i] = g
-                    break
-            else:
-                group_of[i] = len(group_values)
-                group_values.append(value)
-        if not group_values:  # B = 0: every component is null
-            group_values.append(1.0)
-        self._xi = torch.where(positive, eigenvalues, torch.zeros_like(eigenvalues))  # n
-        self._U = eigenvectors  # n x n, columns u_i
-        self._group_of = group_of  # n
-        self._group_xi = torch.tensor(
-            group_values, dtype=eigenvalues.dtype, device=eigenvalues.device
-        )
+        xi, U, group_of, group_xi = eigen_groups(self.kernel.task_covariances[0])
+        self._xi, self._U, self._group_of, self._group_xi = xi, U, group_of, group_xi
 
     def _factorize_icm(self) -> None:
         kernel = self.kernel.kernels[0]
@@ -316,72 +239,6 @@ class VectorValuedGP(Model):
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
 
-    def posterior(
-        self,
-        X: Tensor,
-        output_indices: list[int] | None = None,
-        observation_noise: bool | Tensor = False,
-        posterior_transform: PosteriorTransform | None = None,
-        **kwargs: Any,
-    ) -> GPyTorchPosterior:
-        r"""The posterior ``N(mu_t, Gamma_t)`` over all tasks at ``X``.
-
-        Args:
-            X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype.
-            output_indices: Tasks to keep (default: all ``n``).
-            observation_noise: If ``True``, add ``eta`` to each output's variance.
-            posterior_transform: Applied to the posterior if given (BoTorch semantics).
-
-        Returns:
-            A ``GPyTorchPosterior`` over a ``MultitaskMultivariateNormal`` with mean
-            ``batch x q x n`` and the full ``(q n) x (q n)`` covariance, cross-task
-            terms included (interleaved: index ``a * n + i`` is point ``a``, task
-            ``i``); for ``n = 1`` (or one output index) a ``MultivariateNormal`` with
-            mean ``batch x q``.
-
-        Raises:
-            ValueError: If ``X`` is not at least 2-d, its last dimension differs from
-                ``d``, or it holds NaN/inf.
-        """
-        X = self._check_X(X)
-        mean, covariance = self._mean_and_covariance(X)
-        q, n = mean.shape[-2], mean.shape[-1]
-        if output_indices is not None:
-            index = torch.as_tensor(output_indices, dtype=torch.long, device=X.device)
-            if index.numel() == 0 or index.min() < 0 or index.max() >= n:
-                raise ValueError(f"output_indices must lie in [0, {n - 1}], got {output_indices}")
-            flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
-            mean = mean[..., index]
-            covariance = covariance[..., flat, :][..., :, flat]
-            n = index.numel()
-        if (isinstance(observation_noise, Tensor) and observation_noise.any()) or (
-            isinstance(observation_noise, bool) and observation_noise
-        ):
-            eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
-            covariance = covariance + self.noise_variance * eye
-        # A lazy covariance: a dense tensor would make torch factorize it at once, which
-        # fails for singular posteriors (rank-deficient B, repeated points).
-        covariance = DenseLinearOperator(covariance)
-        if n == 1:
-            distribution = MultivariateNormal(mean.squeeze(-1), covariance)
-        else:
-            distribution = MultitaskMultivariateNormal(mean, covariance, interleaved=True)
-        posterior = GPyTorchPosterior(distribution)
-        if posterior_transform is not None:
-            return posterior_transform(posterior)
-        return posterior
-
-    def _check_X(self, X: Tensor) -> Tensor:
-        if not isinstance(X, Tensor):
-            raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
-        if X.dim() < 2 or X.shape[-1] != self.train_X.shape[-1]:
-            raise ValueError(
-                f"X must have shape batch x q x {self.train_X.shape[-1]}, got {tuple(X.shape)}"
-            )
-        if not torch.isfinite(X).all():
-            raise ValueError("X contains NaN or inf")
-        return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
-
     # ---------------------------------------------------------- information gain
     def information_gain(self) -> Tensor:
         r"""``1/2 log det(I + G_t / eta)`` over the observations seen (a 0-d tensor).
@@ -403,28 +260,6 @@ class VectorValuedGP(Model):
         return half_logdet - 0.5 * self._obs_y.numel() * log_eta
 
     # ----------------------------------------------------------- conditioning
-    def condition_on_observations(
-        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None, **kwargs: Any
-    ) -> VectorValuedGP:
-        r"""A new model conditioned on ``(X, Y)`` as well (BoTorch semantics).
-
-        The Cholesky factor is extended by a Schur-complement block: ``O(M^2 m)``
-        for ``m`` new scalar observations instead of ``O((M + m)^3)``. ``self`` is
-        not modified.
-
-        Args:
-            X: ``m x d`` new inputs.
-            Y: ``m x n`` new outputs (full-vector data) or ``m x 1`` with
-                ``train_tasks`` (task-indexed data).
-            train_tasks: ``m`` task indices, required for task-indexed models.
-
-        Raises:
-            ValueError, TypeError: As in the constructor; also for batched ``X``
-                (fantasy batches are not supported) or data of the other kind.
-        """
-        new_model = copy.deepcopy(self)
-        return new_model.append_observations(X, Y, train_tasks=train_tasks)
-
     def append_observations(
         self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None
     ) -> VectorValuedGP:
@@ -433,29 +268,7 @@ class VectorValuedGP(Model):
         The in-place version of ``condition_on_observations`` for bandit loops (no
         copy of the factorization). Same arguments and errors.
         """
-        X = check_tensor(X, "X", dim=2)
-        Y = check_tensor(Y, "Y", dim=2)
-        if X.shape[-1] != self.train_X.shape[-1]:
-            raise ValueError(f"X must be m x {self.train_X.shape[-1]}, got {tuple(X.shape)}")
-        if X.shape[0] != Y.shape[0]:
-            raise ValueError(
-                f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}"
-            )
-        X = X.to(self.train_X).detach()
-        Y = Y.to(self.train_X).detach()
-        if self._full_vector:
-            if train_tasks is not None:
-                raise ValueError("train_tasks must be None for a model built on full-vector data")
-            if Y.shape[-1] != self.num_tasks:
-                raise ValueError(f"Y must be m x {self.num_tasks}, got {tuple(Y.shape)}")
-            tasks = None
-        else:
-            if train_tasks is None:
-                raise ValueError("train_tasks is required for a model built on task-indexed data")
-            if Y.shape[-1] != 1:
-                raise ValueError(f"Y must be m x 1 for task-indexed data, got {tuple(Y.shape)}")
-            tasks = check_tasks(train_tasks, X.shape[0], self.num_tasks, "train_tasks")
-            tasks = tasks.to(self.train_X.device)
+        X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
         with torch.no_grad():

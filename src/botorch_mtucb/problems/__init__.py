@@ -16,6 +16,7 @@ from botorch_mtucb.problems.synthetic_000 import (
     perturbed_sine_problem,
     rkhs_problem,
     shifted_branin_problem,
+    similarity_problem,
 )
 from botorch_mtucb.problems.task_arms import MultiTaskArmProblem
 
@@ -33,4 +34,5 @@ __all__ = [
     "perturbed_sine_problem",
     "rkhs_problem",
     "shifted_branin_problem",
+    "similarity_problem",
 ]

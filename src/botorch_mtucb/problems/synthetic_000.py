@@ -37,6 +37,43 @@ def unit_grid(points_per_axis: int, dim: int) -> Tensor:
     return torch.stack([m.reshape(-1) for m in mesh], dim=-1)
 
 
+def _kernel_expansion_problem(
+    name: str, B: Tensor, generator: torch.Generator, lengthscale: float, notes: dict
+) -> MultiTaskProblem:
+    r"""``f = sum_{i <= 50} Gamma(., x_i) c_i`` for ``Gamma = k B`` on the 0.01-net of
+    [0, 1]: 50 distinct centres drawn uniformly from the grid, then ``c_i ~ U[-1, 1]^n``
+    (in that order, from ``generator``); noise ``N(0, 0.1^2 I)``;
+    ``b = max_x ||f(x)||_2 / lambda_max(B)`` (paper 000, Section 5)."""
+    num_tasks = B.shape[-1]
+    points = torch.linspace(0.0, 1.0, 101, dtype=DTYPE).unsqueeze(-1)
+    kernel = se_kernel(lengthscale)
+    centres = points[torch.randperm(101, generator=generator)[:50]]
+    coefficients = 2.0 * torch.rand(50, num_tasks, generator=generator, dtype=DTYPE) - 1.0
+    weights = coefficients @ B  # row i: (B c_i)^T, since Gamma(x, x_i) c_i = k(x, x_i) B c_i
+
+    def objective(X: Tensor) -> Tensor:
+        return kernel(X.to(DTYPE), centres).to_dense() @ weights
+
+    values = objective(points).detach()
+    return MultiTaskProblem(
+        name=name,
+        domain=FiniteDomain(points),
+        objective_function=objective,
+        data_kernel=kernel,
+        task_covariance=B,
+        noise_std=0.1,
+        rkhs_norm_bound=heuristic_rkhs_norm_bound(values, B),
+        reference_point=values.amin(0),
+        regret_points=points,
+        notes={
+            "domain": "0.01-net of [0, 1] (101 points)",
+            "norm_bound": "b = max_x ||f(x)||_2 / lambda_max(B) (paper 000, Sec. 5)",
+            "reference_point": "componentwise minimum of f over the domain",
+            **notes,
+        },
+    )
+
+
 def rkhs_problem(num_tasks: int = 2, seed: int = 0, lengthscale: float = 0.2) -> MultiTaskProblem:
     r"""Paper 000's RKHS function: ``f = sum_{i <= 50} Gamma(., x_i) c_i``.
 
@@ -52,36 +89,39 @@ def rkhs_problem(num_tasks: int = 2, seed: int = 0, lengthscale: float = 0.2) ->
     if num_tasks < 1:
         raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
     generator = torch.Generator().manual_seed(int(seed))
-    points = torch.linspace(0.0, 1.0, 101, dtype=DTYPE).unsqueeze(-1)
-    kernel = se_kernel(lengthscale)
     A = torch.rand(num_tasks, num_tasks, generator=generator, dtype=DTYPE)
-    B = A.T @ A
-    centres = points[torch.randperm(101, generator=generator)[:50]]
-    coefficients = 2.0 * torch.rand(50, num_tasks, generator=generator, dtype=DTYPE) - 1.0
-    weights = coefficients @ B  # row i: (B c_i)^T, since Gamma(x, x_i) c_i = k(x, x_i) B c_i
-
-    def objective(X: Tensor) -> Tensor:
-        return kernel(X.to(DTYPE), centres).to_dense() @ weights
-
-    values = objective(points).detach()
-    return MultiTaskProblem(
-        name=f"rkhs-{num_tasks}",
-        domain=FiniteDomain(points),
-        objective_function=objective,
-        data_kernel=kernel,
-        task_covariance=B,
-        noise_std=0.1,
-        rkhs_norm_bound=heuristic_rkhs_norm_bound(values, B),
-        reference_point=values.amin(0),
-        regret_points=points,
-        notes={
-            "domain": "0.01-net of [0, 1] (101 points)",
-            "kernel": f"SE lengthscale {lengthscale}, B = A^T A with A ~ U[0,1]^(n x n)",
-            "norm_bound": "b = max_x ||f(x)||_2 / lambda_max(B) (paper 000, Sec. 5)",
-            "reference_point": "componentwise minimum of f over the domain",
-            "seed": int(seed),
-        },
+    notes = {"kernel": f"SE lengthscale {lengthscale}, B = A^T A with A ~ U[0,1]^(n x n)"}
+    return _kernel_expansion_problem(
+        f"rkhs-{num_tasks}", A.T @ A, generator, lengthscale, {**notes, "seed": int(seed)}
     )
+
+
+def similarity_problem(
+    omega: float, seed: int = 0, num_tasks: int = 10, lengthscale: float = 0.2
+) -> MultiTaskProblem:
+    r"""An RKHS function for ``Gamma_omega = k (omega I + (1 - omega) 11^T / n)``
+    (paper 000, Figure 1 (a)).
+
+    As ``rkhs_problem`` with the uniform-similarity task covariance. The centres and
+    coefficients depend on ``seed`` only, so every ``omega`` sees the same draw (common
+    random numbers); small ``omega`` makes the tasks similar (``omega = 0``: identical).
+
+    Raises:
+        ValueError: If ``omega`` is outside [0, 1] or ``num_tasks < 1``.
+    """
+    if not 0.0 <= omega <= 1.0:
+        raise ValueError(f"omega must lie in [0, 1], got {omega}")
+    if num_tasks < 1:
+        raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
+    generator = torch.Generator().manual_seed(int(seed))
+    B = UniformSimilarityTaskKernel(num_tasks, omega, dtype=DTYPE).covar_matrix.detach()
+    notes = {
+        "omega": omega,
+        "num_tasks": num_tasks,
+        "kernel": f"SE lengthscale {lengthscale}, uniform similarity omega = {omega}",
+        "seed": int(seed),
+    }
+    return _kernel_expansion_problem(f"similarity-{omega:g}", B, generator, lengthscale, notes)
 
 
 # Perturbation weights of the perturbed sine tasks (paper 000 says only that they are
@@ -209,5 +249,6 @@ __all__ = [
     "rkhs_problem",
     "se_kernel",
     "shifted_branin_problem",
+    "similarity_problem",
     "unit_grid",
 ]
