@@ -11,7 +11,11 @@ import torch
 from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.domain import BoxDomain, FiniteDomain
-from botorch_mtucb.bandits.multitask_regression import AgnosticMultiTaskRegression
+from botorch_mtucb.bandits.multitask_regression import (
+    AgnosticMultiTaskRegression,
+    argmax_random_ties,
+)
+from botorch_mtucb.bandits.multitask_ucb import MultiTaskUCB
 from botorch_mtucb.confidence.multitask_widths import (
     multitask_information_gain,
     multitask_widths,
@@ -110,3 +114,67 @@ def test_bad_input():
         regression.ucb_maximizer(0, math.inf)
     with pytest.raises(ValueError, match="not one of the arms"):
         regression.update(0, torch.tensor([5.0, 5.0]), 1.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_argmax_random_ties(dtype):
+    eps = torch.finfo(dtype).eps
+    # 1 and 2 tie up to round-off (a few ulps); 4 is 100 x the tolerance below: no tie.
+    values = torch.tensor([1.0, 3.0, 3.0 * (1 + 4 * eps), 2.0, 3.0 * (1 - 1e5 * eps)], dtype=dtype)
+    picks = [argmax_random_ties(values, torch.Generator().manual_seed(seed)) for seed in range(400)]
+    counts = np.bincount(picks, minlength=5)
+    assert counts[[0, 3, 4]].sum() == 0
+    assert 150 < counts[1] < 250 and counts[1] + counts[2] == 400  # uniform: 200 +- 2.5 sd
+    assert argmax_random_ties(values) == 1  # no generator: the first tie
+    assert argmax_random_ties(values, rtol=0.0) == int(torch.argmax(values))
+    # A unique maximum: torch.argmax, and the generator is left untouched.
+    generator = torch.Generator().manual_seed(5)
+    state = generator.get_state()
+    unique = torch.tensor([0.5, -1.0, 0.7, 0.69], dtype=dtype)
+    assert argmax_random_ties(unique, generator) == 2
+    assert torch.equal(generator.get_state(), state)
+    # All zero (a zero width under the prior): every entry ties.
+    zeros = torch.zeros(6, dtype=dtype)
+    picks = {argmax_random_ties(zeros, torch.Generator().manual_seed(s)) for s in range(100)}
+    assert picks == set(range(6))
+    infinite = torch.tensor([1.0, math.inf, 2.0, math.inf], dtype=dtype)
+    picks = {argmax_random_ties(infinite, torch.Generator().manual_seed(s)) for s in range(50)}
+    assert picks == {1, 3}
+    with pytest.raises(ValueError, match="non-empty 1-d"):
+        argmax_random_ties(torch.zeros(2, 2, dtype=dtype))
+    with pytest.raises(ValueError, match="non-empty 1-d"):
+        argmax_random_ties(torch.zeros(0, dtype=dtype))
+    with pytest.raises(ValueError, match="NaN"):
+        argmax_random_ties(torch.tensor([1.0, math.nan], dtype=dtype))
+    with pytest.raises(ValueError, match="rtol"):
+        argmax_random_ties(values, rtol=-1.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_prior_ties_are_broken_at_random_not_by_round_off(dtype):
+    """Under the prior of a task (no data on it, b = 0) every arm of unit norm has the
+    same UCB; the pick must be uniform over the arms, not the arm whose ||x||^2
+    happens to round highest (the same arm in every repetition, which biased
+    Independent on the MHC data). With b > 0, data on another task breaks the tie
+    and the pick no longer depends on the generator."""
+    generator = torch.Generator().manual_seed(0)
+    arms = torch.randn(3, 12, 45, generator=generator, dtype=torch.float64)
+    arms = (arms / arms.norm(dim=-1, keepdim=True)).to(dtype)
+    norms = arms.double().square().sum(-1)
+    assert not torch.all(norms == norms[:, :1])  # round-off makes the norms differ
+    kernel = linear_kernel().to(dtype)
+    domains = [FiniteDomain(a) for a in arms]
+    independent = MultiTaskUCB.independent(domains, kernel, 5.0, noise_std=0.01)
+    picks = []
+    for seed in range(600):
+        x = independent.select({"task": 1}, torch.Generator().manual_seed(seed))
+        picks.append(int((arms[1] == x).all(-1).nonzero()[0, 0]))
+    counts = np.bincount(picks, minlength=12)
+    assert counts.min() >= 25 and counts.max() <= 75  # uniform: 50 +- 6.8 sd
+    shared = MultiTaskUCB(domains, kernel, 1.0, 5.0, 0.3, noise_std=0.01)
+    shared.update(arms[0][3], torch.tensor([2.0], dtype=dtype), {"task": 0}, generator)
+    mean, std = shared.regression.posterior.mean(1), shared.regression.posterior.std(1)
+    best = int(torch.argmax(mean.double() + shared.width() * std.double()))
+    for seed in range(20):
+        x = shared.select({"task": 1}, torch.Generator().manual_seed(seed))
+        assert torch.equal(x, arms[1][best])

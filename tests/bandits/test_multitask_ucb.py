@@ -43,7 +43,12 @@ def test_mt_ucb_plays_the_argmax_of_eq7_and_tracks_the_width():
         mean, std = policy.regression.posterior.mean(task), policy.regression.posterior.std(task)
         x = policy.select(context, generator)
         ucb = mean + width * std
-        assert torch.equal(x, problem.arms[task][int(torch.argmax(ucb))])
+        index = int((problem.arms[task] == x).all(-1).nonzero()[0, 0])
+        # A maximizer of eq. 7 (ties up to round-off, e.g. under the prior, are drawn
+        # at random); a unique maximizer is torch.argmax.
+        assert ucb[index] >= ucb.max() - 1e-12 * ucb.abs().max()
+        if int((ucb >= ucb.max() - 1e-12 * ucb.abs().max()).sum()) == 1:
+            assert index == int(torch.argmax(ucb))
         policy.update(x, environment.observe(x, context, generator), context, generator)
     assert policy.diagnostics()["width"] == pytest.approx(policy.width())
 

@@ -151,11 +151,16 @@ class AgnosticMultiTaskRegression:
     def ucb_maximizer(
         self, task: int, width: float, generator: torch.Generator | None = None
     ) -> tuple[Tensor, float, float]:
-        """``argmax_x ucb_t(task, x)``: the point, its posterior mean and std."""
+        """``argmax_x ucb_t(task, x)``: the point, its posterior mean and std.
+
+        On finite domains, arms whose UCBs tie up to round-off are drawn uniformly at
+        random from ``generator`` (``argmax_random_ties``); ``generator=None`` takes the
+        first of them.
+        """
         _check_width(width)
         if self.finite:
             mean, std = self.posterior.mean(task), self.posterior.std(task)
-            index = int(torch.argmax(mean + width * std))
+            index = argmax_random_ties(mean + width * std, generator)
             return self.domains[task].points[index], float(mean[index]), float(std[index])
         acquisition = TaskConditionedUCB(self.model, task, width)
         x, _ = maximize_acquisition(acquisition, self.domains[task], generator)
@@ -206,6 +211,54 @@ class AgnosticMultiTaskRegression:
             self._info_gain_st[task] = float(information_gain(gram, self.regularization))
             scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
             self._effective_dimension[task] = float(effective_dimension(gram, scale))
+
+
+def argmax_random_ties(
+    values: Tensor, generator: torch.Generator | None = None, rtol: float | None = None
+) -> int:
+    r"""Index of a maximum of ``values`` (``A``), ties broken uniformly at random.
+
+    Entries within ``rtol * max(|values|)`` of the maximum are ties (default
+    ``rtol = 1000 * eps`` of the dtype: differences at the level of round-off). Exact
+    ties are common under the prior: on a task without data and arms of equal norm
+    (unit-norm MHC features, the synthetic sphere), ``mu = 0`` and ``sigma = ||x||``
+    for every arm, so a plain ``torch.argmax`` picks whichever arm's ``||x||^2``
+    happens to round highest: the same arm in every repetition, which biases the
+    comparison of methods (paper 001's ``argmax`` in eq. 7 does not prefer any tied
+    arm).
+
+    Args:
+        values: A 1-d tensor (e.g. ``mu + width * sigma`` over a task's arms).
+        generator: Source of the random draw among ties; ``None``: the first tie.
+            A draw is made only when there are at least two ties.
+        rtol: Relative tolerance (``>= 0``); default ``1000 * torch.finfo(dtype).eps``.
+
+    Returns:
+        The index (int).
+
+    Raises:
+        ValueError: If ``values`` is not a non-empty 1-d tensor, has NaN entries, or
+            ``rtol < 0``.
+    """
+    if not isinstance(values, Tensor) or values.dim() != 1 or values.numel() == 0:
+        raise ValueError(
+            f"values must be a non-empty 1-d tensor, got {getattr(values, 'shape', values)}"
+        )
+    if torch.isnan(values).any():
+        raise ValueError("values must not contain NaN")
+    if rtol is None:
+        rtol = 1000 * torch.finfo(values.dtype).eps if values.is_floating_point() else 0.0
+    if not rtol >= 0:
+        raise ValueError(f"rtol must be >= 0, got {rtol}")
+    top = values.max()
+    if torch.isinf(top):
+        ties = (values == top).nonzero().reshape(-1)
+    else:
+        scale = values.abs().max()
+        ties = (values >= top - rtol * scale).nonzero().reshape(-1)
+    if ties.numel() == 1 or generator is None:
+        return int(ties[0])
+    return int(ties[torch.randint(ties.numel(), (1,), generator=generator)])
 
 
 def _check_width(width: float) -> None:

@@ -12,8 +12,10 @@ the new rows of its lower Cholesky factor:
 which costs ``O(t^2 m)`` instead of ``O((t + m)^3)``. The factor lives in the top-left
 corner of a preallocated ``capacity x capacity`` buffer whose unused part holds the
 identity, so that the new rows are written in place (no ``O(t^2)`` copy per update) and
-a solve against the whole buffer with zero-padded right-hand sides is exact. The
-buffer grows geometrically (amortized ``O(1)`` copies per added row).
+a solve against the whole buffer with zero-padded right-hand sides is exact (it never
+copies the factor either; the padding costs at most ``GROWTH^2`` times the flops). The
+buffer starts ``HEADROOM`` rows larger than the matrix and grows geometrically by
+``GROWTH`` (amortized ``O(t)`` copied entries per added row).
 """
 
 from __future__ import annotations
@@ -24,11 +26,8 @@ import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-GROWTH = 1.5
-MIN_CAPACITY = 32
-# Right-hand sides with at least this many columns are solved against a compact copy
-# of the active factor (the copy is then negligible), fewer against the padded buffer.
-COMPACT_SOLVE_COLUMNS = 8
+GROWTH = 1.25
+HEADROOM = 32  # rows reserved beyond the initial size (appends before the first growth)
 
 
 class GrowingCholesky:
@@ -36,15 +35,13 @@ class GrowingCholesky:
 
     Args:
         matrix: ``batch x t x t`` SPD matrix to factorize (``t`` may be 0).
-        capacity: Initial buffer size (default ``max(32, 1.5 t)``).
+        capacity: Initial buffer size (default ``t + HEADROOM``).
     """
 
     def __init__(self, matrix: Tensor, capacity: int | None = None) -> None:
         size = matrix.shape[-1]
         self.size = size
-        self.buffer = self._identity(
-            matrix, capacity or max(MIN_CAPACITY, math.ceil(GROWTH * size))
-        )
+        self.buffer = self._identity(matrix, capacity or size + HEADROOM)
         if size:
             self.buffer[..., :size, :size] = psd_safe_cholesky(matrix)
 
@@ -60,23 +57,17 @@ class GrowingCholesky:
 
     def solve(self, rhs: Tensor) -> Tensor:
         """``L^{-1} rhs`` for ``rhs`` of shape ``batch x t x k`` (broadcast over batch)."""
-        if rhs.shape[-1] >= COMPACT_SOLVE_COLUMNS:
-            return torch.linalg.solve_triangular(self.factor.contiguous(), rhs, upper=False)
-        capacity = self.buffer.shape[-1]
-        padded = torch.nn.functional.pad(rhs, (0, 0, 0, capacity - self.size))
-        solved = torch.linalg.solve_triangular(self.buffer, padded, upper=False)
-        return solved[..., : self.size, :]
+        return self._solve_padded(self.buffer, rhs, upper=False)
 
     def solve_spd(self, rhs: Tensor) -> Tensor:
         """``(L L^T)^{-1} rhs`` for ``rhs`` of shape ``batch x t x k``."""
-        half = self.solve(rhs)
-        if rhs.shape[-1] >= COMPACT_SOLVE_COLUMNS:
-            return torch.linalg.solve_triangular(
-                self.factor.contiguous().transpose(-1, -2), half, upper=True
-            )
-        capacity = self.buffer.shape[-1]
-        padded = torch.nn.functional.pad(half, (0, 0, 0, capacity - self.size))
-        solved = torch.linalg.solve_triangular(self.buffer.transpose(-1, -2), padded, upper=True)
+        half = self._solve_padded(self.buffer, rhs, upper=False)
+        return self._solve_padded(self.buffer.transpose(-1, -2), half, upper=True)
+
+    def _solve_padded(self, matrix: Tensor, rhs: Tensor, upper: bool) -> Tensor:
+        capacity = matrix.shape[-1]
+        padded = torch.nn.functional.pad(rhs, (0, 0, 0, capacity - self.size))
+        solved = torch.linalg.solve_triangular(matrix, padded, upper=upper)
         return solved[..., : self.size, :]
 
     def half_log_det(self) -> Tensor:

@@ -2,13 +2,31 @@
 
 Source of the experiment: paper 001 (Sessa et al. 2023), Section 5 ("Drug discovery
 MHC-I data"): each allele is a task, each of its measured peptides an arm (a 45-d
-feature vector), and ``f`` is the standardized binding affinity (higher binds better).
-The data and its provenance: ``data/mhc1_binding.npz`` and ``data/MHC1_BINDING.md``.
+feature vector of unit norm), and ``f`` is the standardized binding affinity (higher
+binds better). The data and its provenance: ``data/mhc1_binding.npz`` and
+``data/MHC1_BINDING.md``.
 
-Observations add Gaussian noise of standard deviation ``MHC_NOISE_STD = 0.01`` by
-default: the measured affinities are treated as (nearly) exact, as in the authors'
-reference experiments; the algorithms still assume 1-sub-Gaussian noise (valid, as
-0.01-sub-Gaussian noise is also 1-sub-Gaussian).
+Settings (the paper gives only ``epsilon``; the rest follows the authors' reference
+code or is documented here):
+
+* Observations add Gaussian noise of standard deviation ``MHC_NOISE_STD = 0.01`` by
+  default: the measured affinities are treated as (nearly) exact, as in the authors'
+  code. ``experiments.paper001`` tells the algorithms this noise level (their widths
+  are then almost pure bias terms); the authors' code used ``R = 1`` in the widths,
+  which is also valid (0.01-sub-Gaussian noise is 1-sub-Gaussian) but widens every
+  width and makes every method worse than random play (see ``experiments.paper001``).
+* ``MHC_RKHS_NORM_BOUND = 5`` (``B``) as in the authors' code. For the linear kernel
+  ``||f_i||`` is the norm of a weight vector; the affinities are not linear in the
+  features (a linear fit explains 19-36% of the variance, cross-validated), so ``B`` is
+  a stand-in: the per-allele ridge (``lambda = 1``) weight norms are 5.1-7.1 and the
+  least-squares ones 6.5-10.9.
+* ``MHC_TASK_DEVIATION = 0.3`` (``epsilon``): "for MHC-I data we use epsilon = 0.3"
+  (Section 5). The ridge weights give ``max_i ||theta_i - theta_avg|| / max_i
+  ||theta_i|| = 0.69``: the alleles are less alike than 0.3 says (A_0202, A_0203 and
+  A_0201 are close, cosines 0.72-0.89; A_2301 and A_2402 less so).
+* Every allele has several peptides at the maximum affinity 2.699 (75, 54, 124, 3 and 2
+  of them), so several arms are optimal; a uniformly random arm has regret 2.81 on
+  average.
 """
 
 from __future__ import annotations
@@ -24,7 +42,8 @@ from botorch_mtucb.problems.task_arms import MultiTaskArmProblem
 MHC_NOISE_STD = 0.01
 MHC_REQUIRED_KEYS = ("features", "task", "affinity", "alleles")
 # Paper 001, Section 5: "for MHC-I data we use epsilon = 0.3"; B = 5 as in the
-# reference experiments (features have unit norm, so k_X(x, x) = 1 for the linear kernel).
+# reference experiments (features have unit norm, so k_X(x, x) = 1 for the linear kernel;
+# the module docstring gives data-driven values for comparison).
 MHC_TASK_DEVIATION = 0.3
 MHC_RKHS_NORM_BOUND = 5.0
 
