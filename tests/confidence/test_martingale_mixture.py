@@ -4,7 +4,6 @@ eq. (8), Cor. 4.3, eq. (12) and Cor. 4.6, and cvxpy's SOCP of eq. (10)."""
 from __future__ import annotations
 
 import math
-import time
 
 import cvxpy as cp
 import numpy as np
@@ -397,30 +396,19 @@ def test_bad_input():
 
 
 # ----------------------------------------------------------------------- speed
-def test_exact_bound_is_hundreds_of_times_faster_than_cvxpy():
+def test_exact_bound_matches_cvxpy_at_t_300():
+    # The speed-up over cvxpy is measured by benchmarks/mm_bound_vs_cvxpy.py (not a
+    # timed unit test); here only the agreement at the benchmark's size.
     kernel, X, Y, test_X = instance("m52", t=300, seed=8, lengthscale=0.5)
     candidates = torch.rand(100, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    MartingaleMixtureBound(X[:5], Y[:5], kernel, B, SIGMA, DELTA).upper(candidates)  # warm-up
-    ours_seconds = math.inf
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # like cvxpy's solver; avoids thread contention on busy CI
-    try:
-        for _ in range(2):  # the eigen-decomposition and the 1-D searches of 100 candidates
-            start = time.perf_counter()
-            bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=0.2)
-            ours = bound.upper(candidates)
-            ours_seconds = min(ours_seconds, time.perf_counter() - start)
-    finally:
-        torch.set_num_threads(threads)
+    bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=0.2)
+    ours = bound.upper(candidates)
     K, y = gram(kernel, X, X), Y.numpy()[:, 0]
     radius = math.sqrt(float(bound.radius_squared))
-    start = time.perf_counter()
     for i in range(2):
         kx = gram(kernel, X, candidates[i : i + 1])[:, 0]
         value = socp_bound(K, kx, 1.0, y, radius, B)
         assert abs(value - float(ours[i])) <= 1e-4 * max(abs(value), 1.0)
-    cvxpy_seconds = (time.perf_counter() - start) / 2 * 100  # scaled to 100 candidates
-    assert cvxpy_seconds / ours_seconds >= 300
 
 
 def test_gradient_without_data_is_zero_not_an_error():
