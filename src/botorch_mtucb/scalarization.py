@@ -20,6 +20,8 @@ def _check_weights(weights: Tensor) -> Tensor:
         raise ValueError(f"weights must have shape ... x n with n >= 1, got {tuple(weights.shape)}")
     if (weights < 0).any():
         raise ValueError("weights must be non-negative")
+    if (weights.sum(-1) == 0).any():
+        raise ValueError("weights must have at least one positive entry (all zeros given)")
     return weights
 
 

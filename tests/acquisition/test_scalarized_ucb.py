@@ -16,6 +16,7 @@ from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
 from botorch_mtucb.bandits import FiniteDomain, maximize_acquisition
 from botorch_mtucb.confidence import mt_kb_width
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
+from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import ChebyshevScalarization, LinearScalarization
 
 WEIGHTS = [0.2, 0.5, 0.3]
@@ -202,3 +203,22 @@ def test_bad_input():
         ScalarizedMultiTaskUCB(model, s, torch.tensor([1.0, 2.0]))
     with pytest.raises(TypeError, match="scalarization must be"):
         ScalarizedMultiTaskUCB(model, lambda y: y.sum(-1), 1.0)
+
+
+def test_acquisition_argument_types():
+    X = torch.rand(4, 2, dtype=torch.float64)
+    model = VectorValuedGP(
+        X, torch.randn(4, 2, dtype=torch.float64), RBFKernel(), torch.eye(2), 0.1
+    )
+    weights = torch.tensor([0.5, 0.5], dtype=torch.float64)
+    scalarization = LinearScalarization(weights)
+    for width in ("2", None, True):
+        with pytest.raises(TypeError, match="width"):
+            ScalarizedMultiTaskUCB(model, scalarization, width)
+    with pytest.raises(TypeError, match="model must be a BoTorch Model"):
+        ScalarizedMultiTaskUCB(None, scalarization, 1.0)
+    batch = ChebyshevScalarization(weights.expand(3, 2), torch.zeros(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="one weight vector"):
+        ScalarizedMultiTaskUCB(model, batch, 1.0)
+    with pytest.raises(ValueError, match="at least one positive entry"):
+        LinearScalarization(torch.zeros(2))

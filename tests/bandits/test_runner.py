@@ -135,3 +135,23 @@ def test_bad_horizon():
     for horizon in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="horizon must be a positive int"):
             _run(horizon)
+
+
+def test_policy_settings_are_checked_on_resume(tmp_path):
+    # A policy whose behaviour depends on a parameter (e.g. MT-BKB's q, which depends
+    # on the horizon) records it; a run made with another value is never resumed.
+    class Tuned(RandomPolicy):
+        def __init__(self, points, accuracy):
+            super().__init__(points)
+            self.accuracy = accuracy
+
+        def settings(self):
+            return {"accuracy": self.accuracy}
+
+    path = tmp_path / "run.jsonl"
+    points = TinyProblem().points
+    _run(3, path, policy=Tuned(points, 10.0))
+    assert json.loads(path.read_text().splitlines()[0])["header"]["settings"] == {"accuracy": 10.0}
+    assert len(_run(5, path, policy=Tuned(points, 10.0))) == 5
+    with pytest.raises(ValueError, match="different run"):
+        _run(5, path, policy=Tuned(points, 20.0))

@@ -80,3 +80,42 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     for method in ("MT-KB", "IT-KB"):
         for key in ("cumulative_regret_mean", "bayes_regret_mean"):
             assert again["methods"][method][key] == pytest.approx(summary["methods"][method][key])
+
+
+def test_output_must_be_a_directory(tmp_path, capsys):
+    path = tmp_path / "a_file"
+    path.write_text("x")
+    assert cli.main(["reproduce", "000-sine", "--quick", "--output", str(path)]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_a_directory_of_another_run_is_refused(tmp_path, tiny_sensor, capsys):
+    output = tmp_path / "run"
+    assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
+    # The same directory for another experiment, or another mode, would mix two runs.
+    assert cli.main(["reproduce", "000-sine", "--quick", "--output", str(output)]) == 2
+    assert "holds results of another run" in capsys.readouterr().err
+    assert cli.main(["reproduce", "sensor-main", "--quick", "--output", str(output)]) == 2
+
+
+def test_another_data_file_is_refused(tmp_path):
+    from botorch_mtucb.experiments.registry import run_settings
+
+    first, second = tmp_path / "a.npz", tmp_path / "b.npz"
+    first.write_bytes(b"one")
+    second.write_bytes(b"two")
+    a = run_settings("001-mhc-online", True, {"data": str(first)})
+    b = run_settings("001-mhc-online", True, {"data": str(first)})
+    second.rename(first.with_name("c.npz"))
+    first.write_bytes(b"changed")
+    c = run_settings("001-mhc-online", True, {"data": str(first)})
+    assert a == b and a != c  # same path, other content: another run
+
+
+def test_interrupt_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_experiment", interrupted)
+    assert cli.main(["run", "--output", str(tmp_path / "x")]) == 130
+    assert "run the same command again to resume" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import torch
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from gpytorch.kernels import RBFKernel
 from oracles import DenseMultiTaskGP, make_rbf, numpy_kernel
 
 from botorch_mtucb.models import VectorValuedGP
@@ -373,3 +374,27 @@ def test_bad_posterior_and_update_input():
         indexed.append_observations(
             x, torch.zeros(1, 1, dtype=torch.float64), train_tasks=torch.tensor([2])
         )
+
+
+def test_model_keeps_its_own_copy_of_the_kernel():
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(6, 2, generator=generator, dtype=torch.float64)
+    Y = torch.randn(6, 2, generator=generator, dtype=torch.float64)
+    kernel = RBFKernel()
+    kernel.lengthscale = 0.3
+    model = VectorValuedGP(X, Y, kernel, torch.eye(2, dtype=torch.float64), 0.1)
+    before = model.posterior(X).variance.clone()
+    kernel.lengthscale = 3.0  # the user refits their kernel afterwards
+    assert torch.equal(model.posterior(X).variance, before)
+    assert kernel.raw_lengthscale.requires_grad  # the user's kernel is left alone
+
+
+def test_mixed_dtypes_and_batched_kernels():
+    X = torch.rand(4, 2)
+    Y = torch.randn(4, 2, dtype=torch.float64)
+    model = VectorValuedGP(X, Y, RBFKernel(), torch.eye(2), 0.1)
+    assert model.train_Y.dtype == torch.float32
+    with pytest.raises(ValueError, match="must not be batched"):
+        VectorValuedGP(X, Y, RBFKernel(batch_shape=torch.Size([2])), torch.eye(2), 0.1)
+    with pytest.raises(TypeError, match="noise_variance"):
+        VectorValuedGP(X, Y, RBFKernel(), torch.eye(2), "0.1")

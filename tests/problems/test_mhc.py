@@ -66,3 +66,24 @@ def test_other_files_and_bad_files(tmp_path):
         load_mhc_data(bad_index)
     with pytest.raises(FileNotFoundError):
         load_mhc_data(tmp_path / "nope.npz")
+
+
+def test_files_that_are_not_npz_archives_or_disagree_in_rows(tmp_path):
+    text = tmp_path / "notes.npz"
+    text.write_text("not an archive")
+    with pytest.raises(ValueError, match="not a NumPy .npz archive"):
+        load_mhc_data(text)
+    single = tmp_path / "single.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(ValueError, match="single array"):
+        load_mhc_data(single)
+    rng = np.random.default_rng(0)
+    rows = _write(
+        tmp_path / "rows.npz",
+        features=rng.normal(size=(4, 2)),
+        task=np.array([0, 0, 1, 1]),
+        affinity=rng.normal(size=3),  # one affinity short
+        alleles=np.array(["a", "b"]),
+    )
+    with pytest.raises(ValueError, match="one task and one affinity per row"):
+        load_mhc_data(rows)

@@ -79,6 +79,8 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
             ValueError: If its size differs from the model's number of outputs, or
                 ``width`` is negative or not finite.
         """
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
         super().__init__(model=model)
         if not isinstance(scalarization, Scalarization):
             raise TypeError(
@@ -90,6 +92,13 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
                 f"the scalarization has {scalarization.num_tasks} weights but the model has "
                 f"{model.num_outputs} outputs"
             )
+        if scalarization.weights.dim() != 1:
+            raise ValueError(
+                "scalarization must hold one weight vector (shape n), got weights of shape "
+                f"{tuple(scalarization.weights.shape)}"
+            )
+        if isinstance(width, (str, bytes, bool)) or width is None:
+            raise TypeError(f"width must be a number or a 0-d tensor, got {width!r}")
         width = torch.as_tensor(width).detach()
         if width.numel() != 1 or not math.isfinite(float(width)) or float(width) < 0:
             raise ValueError(f"width must be a finite number >= 0, got {width}")

@@ -103,6 +103,11 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         )
         self._width = self.width()
 
+    def settings(self) -> dict[str, float]:
+        """The dictionary accuracy ``q`` (it depends on the horizon): recorded with the
+        runs so that a run made with another ``q`` is never resumed."""
+        return {"accuracy": float(self.accuracy)}
+
     def width(self) -> Tensor:
         """``beta~_t`` of Theorem 3 for the data seen so far."""
         return mt_bkb_width(self.model, self.rkhs_norm_bound, self.noise_std, self.delta, self.eps)
@@ -192,6 +197,10 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
             seed=seed,
         )
         self._width = self.width()
+
+    def settings(self) -> dict[str, float]:
+        """BKB's ``q_bar`` (it depends on the horizon), recorded with the runs."""
+        return {"accuracy": float(self.accuracy)}
 
     def task_widths(self) -> Tensor:
         """BKB's width of each task (per unit of its posterior std), ``n``."""

@@ -131,12 +131,14 @@ def run_policy(
 
     Args:
         policy: The algorithm (``select`` / ``update``; optional ``diagnostics()``
-            returning a dict of numbers recorded with each round).
+            returning a dict of numbers recorded with each round, and optional
+            ``settings()`` returning the parameters that change its behaviour, stored
+            in the file's header and checked on resume).
         environment: The problem's bandit protocol (``context``, ``observe``, ``regret``).
         horizon: Number of rounds ``T >= 1``.
         seed: Seed of this repetition (same seed: same contexts and noise).
         path: Where to write rounds as they end; an existing file of the same run
-            (same policy name and seed, any horizon) is resumed (its rounds are
+            (same policy name, seed and settings, any horizon) is resumed (its rounds are
             replayed into ``policy``); one with ``horizon`` rounds or more is just
             read back (its first ``horizon`` rounds; the file keeps them all).
         progress: Show a tqdm progress bar.
@@ -152,7 +154,9 @@ def run_policy(
         raise ValueError(f"horizon must be a positive int, got {horizon!r}")
     # No horizon in the header: round t does not depend on the horizon, so a run to a
     # longer horizon resumes a shorter one (and a shorter one reads a prefix).
-    header = {"policy": policy.name, "seed": int(seed)}
+    header: dict[str, Any] = {"policy": policy.name, "seed": int(seed)}
+    if hasattr(policy, "settings"):  # parameters that change what the policy does
+        header["settings"] = _jsonable(policy.settings())
     records: list[StepRecord] = []
     handle = None
     if path is not None:

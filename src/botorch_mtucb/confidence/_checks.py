@@ -9,6 +9,8 @@ from torch import Tensor
 
 def as_float(value: float | Tensor, name: str) -> float:
     """Convert a number or 0-d tensor to a finite float."""
+    if isinstance(value, (str, bytes, bool)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError) as error:

@@ -208,7 +208,7 @@ def multitask_widths(
     t = check_nonnegative(t, "t")
     bound = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound") / sigma
     lower = 0.0 if math.isinf(b) else 1.0 / (1.0 + b)
-    tolerance = 1e-12
+    tolerance = 1e-9
     if lam < lower * (1 - tolerance) or lam > 1.0 + tolerance:
         raise ValueError(
             f"regularization must lie in [1 / (1 + b), 1] = [{lower:.6g}, 1] (Theorem 1 of "

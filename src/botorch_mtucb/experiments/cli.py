@@ -56,17 +56,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name:22s} {experiment.description}")
         return 0
     if args.command == "run":
-        run_experiment(MAIN_EXPERIMENT, args.output, quick=False, progress=not args.no_progress)
-        return 0
-    output = args.output or f"results/{args.name}"
-    options = {} if args.data is None else {"data": args.data}
+        name, output, quick, options = MAIN_EXPERIMENT, args.output, False, {}
+    else:
+        name, output, quick = args.name, args.output or f"results/{args.name}", args.quick
+        options = {} if args.data is None else {"data": args.data}
     try:
-        run_experiment(
-            args.name, output, quick=args.quick, progress=not args.no_progress, **options
-        )
+        run_experiment(name, output, quick=quick, progress=not args.no_progress, **options)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: the rounds done so far are saved in {output}; run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return 130
     return 0
 
 

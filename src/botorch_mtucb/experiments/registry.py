@@ -6,7 +6,9 @@ Each paper's experiments live in their own module (``paper000``, ``paper001``,
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,18 +54,88 @@ def load_experiments() -> dict[str, Experiment]:
     return EXPERIMENTS
 
 
+SETTINGS_FILE = "experiment.json"
+# Options that only change how long a run is (tests use them): runs of another length
+# resume or extend; policies whose parameters depend on the horizon record them in
+# their run files (``settings()``), so a mismatch is refused there.
+RUN_LENGTH_OPTIONS = ("horizon", "repetitions")
+
+
+def run_settings(name: str, quick: bool, options: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a run directory: the experiment, the mode and the options other
+    than ``RUN_LENGTH_OPTIONS`` (a data file by its SHA-256, so that a different file is
+    never mistaken for it)."""
+    settings: dict[str, Any] = {"experiment": name, "quick": bool(quick)}
+    for key, value in sorted(options.items()):
+        if key in RUN_LENGTH_OPTIONS:
+            continue
+        if key == "data" and value is not None and Path(value).is_file():
+            digest = hashlib.sha256(Path(value).read_bytes()).hexdigest()
+            settings["data_sha256"] = digest
+        settings[key] = value if isinstance(value, (int, float, bool, type(None))) else str(value)
+    return settings
+
+
+def _has_runs(output: Path) -> bool:
+    """Whether ``output`` holds any run file (``*.jsonl``, at any depth)."""
+    return any(output.rglob("*.jsonl"))
+
+
+def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
+    """Create ``output`` for a run with ``settings``, or check that it holds one.
+
+    Returns:
+        Whether the settings file was written now (a new run directory).
+
+    Raises:
+        ValueError: If ``output`` is a file or holds results of a run with other
+            settings (resuming those would mix two runs).
+    """
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"--output {output} exists and is not a directory")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create the output directory {output}: {error}") from error
+    path = output / SETTINGS_FILE
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if stored != settings:
+            raise ValueError(
+                f"{output} holds results of another run ({stored}); this run is {settings}. "
+                "Use another --output or delete that directory."
+            )
+        return False
+    if _has_runs(output):
+        raise ValueError(
+            f"{output} holds runs of unknown settings (no {SETTINGS_FILE}); use another "
+            "--output or delete that directory"
+        )
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return True
+
+
 def run_experiment(
     name: str, output: str | Path, quick: bool = False, progress: bool = True, **options: Any
 ) -> dict[str, Any]:
     """Run the experiment ``name`` into ``output``; returns its summary.
 
+    An interrupted run is resumed by running the same command again: ``output`` keeps
+    the run's settings in ``experiment.json`` and refuses a run with other settings.
+
     Raises:
-        ValueError: If ``name`` is not a registered experiment.
+        ValueError: If ``name`` is not a registered experiment, ``output`` is not a
+            usable directory or holds a run with other settings.
     """
     experiments = load_experiments()
     if name not in experiments:
         known = ", ".join(sorted(experiments))
         raise ValueError(f"unknown experiment {name!r}; known experiments: {known}")
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    return experiments[name].run(output=output, quick=quick, progress=progress, **options)
+    created = _claim_output(output, run_settings(name, quick, options))
+    try:
+        return experiments[name].run(output=output, quick=quick, progress=progress, **options)
+    except Exception:
+        if created and not _has_runs(output):  # nothing ran: release the directory
+            (output / SETTINGS_FILE).unlink(missing_ok=True)
+        raise

@@ -110,7 +110,14 @@ class UniformSimilarityTaskKernel(IndexKernel):
 
     @omega.setter
     def omega(self, value: float | Tensor) -> None:
+        if isinstance(value, (str, bytes, bool)) or value is None:
+            raise TypeError(f"omega must be a number or a tensor, got {value!r}")
         value = torch.as_tensor(value, dtype=self.raw_omega.dtype, device=self.raw_omega.device)
+        if value.shape != self.raw_omega.shape and value.numel() != 1:
+            raise ValueError(
+                f"omega must be a number or a tensor of shape batch_shape "
+                f"{tuple(self.raw_omega.shape)}, got shape {tuple(value.shape)}"
+            )
         if not torch.isfinite(value).all() or (value < 0).any() or (value > 1).any():
             raise ValueError(f"omega must lie in [0, 1], got {value.tolist()}")
         self.initialize(raw_omega=self.raw_omega_constraint.inverse_transform(value))

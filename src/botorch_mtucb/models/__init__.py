@@ -1,4 +1,4 @@
-"""BoTorch models: the exact vector-valued GP (and, later, its Nystrom sketch)."""
+"""BoTorch models: the exact vector-valued GP and its Nystrom sketch (MT-BKB)."""
 
 from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP

@@ -23,6 +23,8 @@ def check_tensor(value: object, name: str, dim: int | None = None) -> Tensor:
 
 def check_positive(value: float | Tensor, name: str) -> float:
     """Check that ``value`` is a finite number ``> 0`` and return it as a float."""
+    if isinstance(value, (str, bytes, bool)):
+        raise TypeError(f"{name} must be a positive number, got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError) as error:

@@ -80,7 +80,7 @@ class FixedKernelMultiTaskModel(Model):
             TypeError, ValueError: See ``VectorValuedGP``.
         """
         train_X = check_tensor(train_X, "train_X", dim=2)
-        train_Y = check_tensor(train_Y, "train_Y", dim=2)
+        train_Y = check_tensor(train_Y, "train_Y", dim=2).to(train_X)
         if train_Y.shape[0] != train_X.shape[0]:
             raise ValueError(
                 f"train_X and train_Y must have the same number of rows, got "

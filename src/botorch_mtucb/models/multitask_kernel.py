@@ -13,6 +13,7 @@ stacking ``Y_t = [y_1^T, ..., y_t^T]^T`` of paper 000, Section 3.1.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import torch
@@ -98,11 +99,19 @@ class SumOfSeparableKernels(Module):
                 f"data_kernel and task_covariance must have the same number of terms, got "
                 f"{len(kernels)} kernels and {len(covariances)} task covariances"
             )
+        for j, kernel in enumerate(kernels):
+            if kernel.batch_shape != torch.Size([]):
+                raise ValueError(
+                    f"data_kernel[{j}] must not be batched (batch_shape {tuple(kernel.batch_shape)}); "
+                    "build one model per batch element"
+                )
         matrices = [_evaluate_task_covariance(b, j) for j, b in enumerate(covariances)]
         sizes = {m.shape[-1] for m in matrices}
         if len(sizes) != 1:
             raise ValueError(f"all task covariances must have the same size, got sizes {sizes}")
-        self.kernels = ModuleList(kernels)
+        # Copies: the model is fixed once built, whatever the caller later does to its
+        # kernel objects (e.g. fitting their hyperparameters).
+        self.kernels = ModuleList(copy.deepcopy(kernel) for kernel in kernels)
         self.register_buffer("task_covariances", torch.stack(matrices))  # J x n x n
 
     @property

@@ -72,7 +72,13 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
     path = default_mhc_path() if path is None else Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such data file: {path}")
-    with np.load(path, allow_pickle=False) as archive:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise ValueError(f"{path} is not a NumPy .npz archive ({error})") from error
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} holds a single array, not a .npz archive with named keys")
+    with archive:
         missing = [key for key in MHC_REQUIRED_KEYS if key not in archive.files]
         if missing:
             raise ValueError(
@@ -84,7 +90,7 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
     task = np.asarray(data["task"]).reshape(-1)
     affinity = np.asarray(data["affinity"], dtype=np.float64).reshape(-1)
     alleles = np.asarray(data["alleles"]).reshape(-1).astype(str)
-    if features.ndim != 2 or features.shape[0] != task.shape[0] != affinity.shape[0]:
+    if features.ndim != 2 or not (features.shape[0] == task.shape[0] == affinity.shape[0]):
         raise ValueError(
             f"{path}: features must be R x d with one task and one affinity per row, got "
             f"shapes {features.shape}, {task.shape}, {affinity.shape}"
