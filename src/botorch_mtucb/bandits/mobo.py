@@ -30,7 +30,11 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain
-from botorch_mtucb.bandits.scalarized_policy import ScalarizedUCBPolicy, empty_model
+from botorch_mtucb.bandits.scalarized_policy import (
+    ScalarizedUCBPolicy,
+    check_task_variances,
+    empty_model,
+)
 from botorch_mtucb.confidence.mt_bkb_width import dragonfly_ucb_width, gp_ucb_width
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import Scalarization
@@ -123,9 +127,7 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
         domain_size: int | None = None,
         name: str = "MOBO",
     ) -> None:
-        task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
-        if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
-            raise ValueError("task_variances must be finite and > 0")
+        task_variances = check_task_variances(task_variances)
         if radius not in RADII:
             raise ValueError(f"radius must be one of {RADII}, got {radius!r}")
         if domain_size is None and isinstance(domain, FiniteDomain):

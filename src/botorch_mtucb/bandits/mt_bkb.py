@@ -22,7 +22,11 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.bandits.domain import Domain, FiniteDomain
-from botorch_mtucb.bandits.scalarized_policy import ScalarizedUCBPolicy, empty_model
+from botorch_mtucb.bandits.scalarized_policy import (
+    ScalarizedUCBPolicy,
+    check_task_variances,
+    empty_model,
+)
 from botorch_mtucb.confidence.mt_bkb_width import (
     bkb_width,
     check_eps,
@@ -169,9 +173,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         seed: int = 0,
         name: str = "IT-BKB",
     ) -> None:
-        task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
-        if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
-            raise ValueError("task_variances must be finite and > 0")
+        task_variances = check_task_variances(task_variances)
         self.name = name
         self.domain = domain
         self.rkhs_norm_bound = rkhs_norm_bound

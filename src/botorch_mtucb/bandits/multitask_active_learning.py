@@ -32,7 +32,7 @@ from botorch_mtucb.bandits.multitask_environment import (
     decode_active_action,
     encode_active_action,
 )
-from botorch_mtucb.bandits.multitask_regression import WIDTH_RULES, AgnosticMultiTaskRegression
+from botorch_mtucb.bandits.multitask_regression import AgnosticMultiTaskRegression, check_width_rule
 
 
 class MultiTaskActiveLearning:
@@ -73,10 +73,8 @@ class MultiTaskActiveLearning:
         num_tasks: int | None = None,
         name: str | None = None,
     ) -> None:
-        if width not in WIDTH_RULES:
-            raise ValueError(f"width must be one of {WIDTH_RULES}, got {width!r}")
         self.name = name or self.default_name
-        self.width_rule = width
+        self.width_rule = check_width_rule(width)
         self.regression = AgnosticMultiTaskRegression(
             domains, data_kernel, b, regularization, num_tasks=num_tasks
         )

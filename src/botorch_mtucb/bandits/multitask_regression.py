@@ -35,6 +35,13 @@ from botorch_mtucb.models import VectorValuedGP
 WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
 
 
+def check_width_rule(width: str) -> str:
+    """``width`` if it is one of ``WIDTH_RULES``; a ``ValueError`` naming them otherwise."""
+    if width not in WIDTH_RULES:
+        raise ValueError(f"width must be one of {WIDTH_RULES}, got {width!r}")
+    return width
+
+
 class AgnosticMultiTaskRegression:
     r"""Kernel ridge regression with ``K_task(b)`` and its confidence bounds (paper 001).
 

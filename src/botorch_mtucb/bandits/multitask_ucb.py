@@ -21,17 +21,11 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.bandits.domain import Domain
-from botorch_mtucb.bandits.multitask_regression import WIDTH_RULES, AgnosticMultiTaskRegression
+from botorch_mtucb.bandits.multitask_regression import AgnosticMultiTaskRegression, check_width_rule
 from botorch_mtucb.confidence.multitask_widths import (
     multitask_regularization,
     theorem2_kernel_parameter,
 )
-
-
-def _check_width_rule(width: str) -> str:
-    if width not in WIDTH_RULES:
-        raise ValueError(f"width must be one of {WIDTH_RULES}, got {width!r}")
-    return width
 
 
 class MultiTaskUCB:
@@ -73,7 +67,7 @@ class MultiTaskUCB:
         name: str = "MT-UCB",
     ) -> None:
         self.name = name
-        self.width_rule = _check_width_rule(width)
+        self.width_rule = check_width_rule(width)
         self.regression = AgnosticMultiTaskRegression(
             domains, data_kernel, b, regularization, num_tasks=num_tasks
         )
@@ -211,7 +205,7 @@ class AdaptiveMultiTaskUCB:
             )
         if b is None and horizon is None:
             raise ValueError("horizon is required when b is None (Theorem 2's choice of b)")
-        self.width_rule = _check_width_rule(width)
+        self.width_rule = check_width_rule(width)
         self.rkhs_norm_bound = rkhs_norm_bound
         self.delta = delta
         self.noise_std = noise_std

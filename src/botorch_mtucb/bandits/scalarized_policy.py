@@ -35,6 +35,18 @@ def empty_model(
     )
 
 
+def check_task_variances(task_variances: Tensor) -> Tensor:
+    """``task_variances`` (the diagonal of ``B``) as a flat float64 tensor.
+
+    Raises:
+        ValueError: If any variance is not finite or not positive.
+    """
+    task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
+    if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
+        raise ValueError("task_variances must be finite and > 0")
+    return task_variances
+
+
 class ScalarizedUCBPolicy:
     """Base of paper 000's policies (``select`` / ``update`` / ``diagnostics``).
 
