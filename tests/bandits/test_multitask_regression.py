@@ -140,6 +140,9 @@ def test_argmax_random_ties(dtype):
     infinite = torch.tensor([1.0, math.inf, 2.0, math.inf], dtype=dtype)
     picks = {argmax_random_ties(infinite, torch.Generator().manual_seed(s)) for s in range(50)}
     assert picks == {1, 3}
+    # A -inf entry does not widen the tolerance around a finite maximum.
+    minus_inf = torch.tensor([-math.inf, 2.0, 1.0, 2.0 * (1 - 1e5 * eps)], dtype=dtype)
+    assert argmax_random_ties(minus_inf, torch.Generator().manual_seed(0)) == 1
     with pytest.raises(ValueError, match="non-empty 1-d"):
         argmax_random_ties(torch.zeros(2, 2, dtype=dtype))
     with pytest.raises(ValueError, match="non-empty 1-d"):

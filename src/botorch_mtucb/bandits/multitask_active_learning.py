@@ -32,7 +32,11 @@ from botorch_mtucb.bandits.multitask_environment import (
     decode_active_action,
     encode_active_action,
 )
-from botorch_mtucb.bandits.multitask_regression import AgnosticMultiTaskRegression, check_width_rule
+from botorch_mtucb.bandits.multitask_regression import (
+    AgnosticMultiTaskRegression,
+    argmax_random_ties,
+    check_width_rule,
+)
 
 
 class MultiTaskActiveLearning:
@@ -110,8 +114,9 @@ class MultiTaskActiveLearning:
         return self._width * std
 
     def choose_task(self, scores: list[float], generator: torch.Generator) -> int:
-        """The task with the largest score (first on ties)."""
-        return int(torch.argmax(torch.tensor(scores, dtype=torch.float64)))
+        """The task with the largest score, exact ties broken uniformly at random with
+        ``generator`` (e.g. round 1, when every task has the prior's width)."""
+        return argmax_random_ties(torch.tensor(scores, dtype=torch.float64), generator)
 
     def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
         """The action ``[i_t, x_t^1, ..., x_t^N]`` (``1 + N d``)."""

@@ -261,7 +261,7 @@ def argmax_random_ties(
     if torch.isinf(top):
         ties = (values == top).nonzero().reshape(-1)
     else:
-        scale = values.abs().max()
+        scale = values[torch.isfinite(values)].abs().max()
         ties = (values >= top - rtol * scale).nonzero().reshape(-1)
     if ties.numel() == 1 or generator is None:
         return int(ties[0])
