@@ -110,6 +110,32 @@ def test_another_data_file_is_refused(tmp_path):
     first.write_bytes(b"changed")
     c = run_settings("001-mhc-online", True, {"data": str(first)})
     assert a == b and a != c  # same path, other content: another run
+    # The same content under another path or spelling is the same run.
+    copy = tmp_path / "sub" / "copy.npz"
+    copy.parent.mkdir()
+    copy.write_bytes(b"changed")
+    relative = tmp_path / "sub" / ".." / "a.npz"
+    assert run_settings("001-mhc-online", True, {"data": str(copy)}) == c
+    assert run_settings("001-mhc-online", True, {"data": str(relative)}) == c
+
+
+def test_unreadable_settings_file_and_empty_output(tmp_path, capsys):
+    output = tmp_path / "run"
+    output.mkdir()
+    (output / "experiment.json").write_text("{not json")
+    assert cli.main(["reproduce", "000-sine", "--quick", "--output", str(output)]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert cli.main(["reproduce", "000-sine", "--quick", "--output", ""]) == 2
+    assert "empty string" in capsys.readouterr().err
+
+
+def test_a_failed_start_leaves_no_directory(tmp_path, capsys):
+    output = tmp_path / "never"
+    code = cli.main(
+        ["reproduce", "000-sine", "--quick", "--data", "x.npz", "--output", str(output)]
+    )
+    assert code == 2 and "data" in capsys.readouterr().err
+    assert not output.exists()
 
 
 def test_interrupt_says_how_to_resume(tmp_path, monkeypatch, capsys):

@@ -39,6 +39,7 @@ def _write(path, **arrays):
 def test_other_files_and_bad_files(tmp_path):
     rng = np.random.default_rng(0)
     features = rng.normal(size=(9, 4))
+    features /= np.linalg.norm(features, axis=-1, keepdims=True)  # unit norm, as documented
     task = np.array([0, 0, 1, 1, 1, 2, 2, 2, 2])
     affinity = rng.normal(size=9)
     alleles = np.array(["a", "b", "c"])
@@ -66,6 +67,29 @@ def test_other_files_and_bad_files(tmp_path):
         load_mhc_data(bad_index)
     with pytest.raises(FileNotFoundError):
         load_mhc_data(tmp_path / "nope.npz")
+    twice = _write(
+        tmp_path / "twice.npz",
+        features=features,
+        task=task,
+        affinity=affinity,
+        alleles=np.array(["a", "b", "a"]),
+    )
+    with pytest.raises(ValueError, match="allele names must be distinct"):
+        load_mhc_data(twice)
+    objects = _write(
+        tmp_path / "objects.npz",
+        features=features,
+        task=task,
+        affinity=affinity,
+        alleles=np.array(["a", "b", None], dtype=object),
+    )
+    with pytest.raises(ValueError, match=r"objects\.npz: 'alleles' is an array of Python objects"):
+        load_mhc_data(objects)
+    unnormalized = _write(
+        tmp_path / "raw.npz", features=3 * features, task=task, affinity=affinity, alleles=alleles
+    )
+    with pytest.warns(UserWarning, match="unit-norm features"):
+        assert load_mhc_data(unnormalized)["features"].shape == (9, 4)
 
 
 def test_files_that_are_not_npz_archives_or_disagree_in_rows(tmp_path):
@@ -75,7 +99,7 @@ def test_files_that_are_not_npz_archives_or_disagree_in_rows(tmp_path):
         load_mhc_data(text)
     single = tmp_path / "single.npy"
     np.save(single, np.zeros(3))
-    with pytest.raises(ValueError, match="single array"):
+    with pytest.raises(ValueError, match="not a NumPy .npz archive"):
         load_mhc_data(single)
     rng = np.random.default_rng(0)
     rows = _write(

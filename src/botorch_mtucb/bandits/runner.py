@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 ENVIRONMENT_STREAM = 0
 POLICY_STREAM = 1

@@ -58,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         name, output, quick, options = MAIN_EXPERIMENT, args.output, False, {}
     else:
-        name, output, quick = args.name, args.output or f"results/{args.name}", args.quick
+        output = f"results/{args.name}" if args.output is None else args.output
+        name, quick = args.name, args.quick
         options = {} if args.data is None else {"data": args.data}
     try:
         run_experiment(name, output, quick=quick, progress=not args.no_progress, **options)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits.runner import Environment, Policy, StepRecord, run_policy
 

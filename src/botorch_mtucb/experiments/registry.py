@@ -63,15 +63,16 @@ RUN_LENGTH_OPTIONS = ("horizon", "repetitions")
 
 def run_settings(name: str, quick: bool, options: dict[str, Any]) -> dict[str, Any]:
     """What identifies a run directory: the experiment, the mode and the options other
-    than ``RUN_LENGTH_OPTIONS`` (a data file by its SHA-256, so that a different file is
-    never mistaken for it)."""
+    than ``RUN_LENGTH_OPTIONS`` (a data file by its SHA-256 alone, so that a different
+    file is never mistaken for it and the same file may be given under any path)."""
     settings: dict[str, Any] = {"experiment": name, "quick": bool(quick)}
     for key, value in sorted(options.items()):
         if key in RUN_LENGTH_OPTIONS:
             continue
         if key == "data" and value is not None and Path(value).is_file():
-            digest = hashlib.sha256(Path(value).read_bytes()).hexdigest()
-            settings["data_sha256"] = digest
+            # By content only: the same file under another path or name is the same run.
+            settings["data_sha256"] = hashlib.sha256(Path(value).read_bytes()).hexdigest()
+            continue
         settings[key] = value if isinstance(value, (int, float, bool, type(None))) else str(value)
     return settings
 
@@ -99,7 +100,13 @@ def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
         raise ValueError(f"cannot create the output directory {output}: {error}") from error
     path = output / SETTINGS_FILE
     if path.exists():
-        stored = json.loads(path.read_text())
+        try:
+            stored = json.loads(path.read_text())
+        except (ValueError, OSError) as error:
+            raise ValueError(
+                f"cannot read {path} ({error}); it records the settings of the run in "
+                f"{output}: restore it, or use another --output"
+            ) from error
         if stored != settings:
             raise ValueError(
                 f"{output} holds results of another run ({stored}); this run is {settings}. "
@@ -131,11 +138,16 @@ def run_experiment(
     if name not in experiments:
         known = ", ".join(sorted(experiments))
         raise ValueError(f"unknown experiment {name!r}; known experiments: {known}")
+    if str(output).strip() == "":
+        raise ValueError("output must name a directory, got an empty string")
     output = Path(output)
+    existed = output.exists()
     created = _claim_output(output, run_settings(name, quick, options))
     try:
         return experiments[name].run(output=output, quick=quick, progress=progress, **options)
     except Exception:
         if created and not _has_runs(output):  # nothing ran: release the directory
             (output / SETTINGS_FILE).unlink(missing_ok=True)
+            if not existed and not any(output.iterdir()):
+                output.rmdir()
         raise

@@ -31,6 +31,8 @@ code or is documented here):
 
 from __future__ import annotations
 
+import warnings
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -72,12 +74,15 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
     path = default_mhc_path() if path is None else Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such data file: {path}")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{path} is not a NumPy .npz archive (write one with numpy.savez and the keys "
+            f"{list(MHC_REQUIRED_KEYS)})"
+        )
     try:
         archive = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as error:
-        raise ValueError(f"{path} is not a NumPy .npz archive ({error})") from error
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} holds a single array, not a .npz archive with named keys")
+        raise ValueError(f"{path} is not a readable NumPy .npz archive ({error})") from error
     with archive:
         missing = [key for key in MHC_REQUIRED_KEYS if key not in archive.files]
         if missing:
@@ -85,7 +90,16 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
                 f"{path} lacks the key(s) {missing}; an MHC data file needs "
                 f"{list(MHC_REQUIRED_KEYS)}"
             )
-        data = {key: archive[key] for key in MHC_REQUIRED_KEYS}
+        data = {}
+        for key in MHC_REQUIRED_KEYS:
+            try:
+                data[key] = archive[key]
+            except ValueError as error:  # an object array needs pickle, which is refused
+                raise ValueError(
+                    f"{path}: {key!r} is an array of Python objects, which is not loaded "
+                    "(pickle); store plain numbers or strings, e.g. numpy.array(names, "
+                    "dtype=str)"
+                ) from error
     features = np.asarray(data["features"], dtype=np.float64)
     task = np.asarray(data["task"]).reshape(-1)
     affinity = np.asarray(data["affinity"], dtype=np.float64).reshape(-1)
@@ -106,12 +120,22 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
     num_tasks = alleles.shape[0]
     if num_tasks == 0:
         raise ValueError(f"{path}: alleles must name at least one task")
+    if len(set(alleles.tolist())) != num_tasks:
+        raise ValueError(f"{path}: allele names must be distinct, got {alleles.tolist()}")
     if task.size and (task.min() < 0 or task.max() >= num_tasks):
         raise ValueError(f"{path}: task indices must lie in [0, {num_tasks - 1}]")
     counts = np.bincount(task, minlength=num_tasks)
     empty = [str(alleles[i]) for i in range(num_tasks) if counts[i] == 0]
     if empty:
         raise ValueError(f"{path}: task(s) {empty} have no arms (no rows in `task`)")
+    norms = np.linalg.norm(features, axis=-1)
+    if not np.allclose(norms, 1.0, rtol=0.0, atol=1e-6):
+        warnings.warn(
+            f"{path}: feature rows have norms in [{norms.min():.3g}, {norms.max():.3g}], "
+            f"not 1; the norm bound B = {MHC_RKHS_NORM_BOUND:g} and the linear kernel's "
+            "k(x, x) <= 1 assume unit-norm features (normalize the rows)",
+            stacklevel=2,
+        )
     return {"features": features, "task": task, "affinity": affinity, "alleles": alleles}
 
 
