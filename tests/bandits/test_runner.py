@@ -97,6 +97,26 @@ def test_resume_after_a_shorter_run(tmp_path, reference):
     # a shorter horizon reads a prefix and keeps the longer run on disk
     assert _comparable(_run(3, path)) == reference[:3]
     assert len(path.read_text().splitlines()) == 11
+    # A finished run is replayed into the policy by default, or only read back.
+    problem = TinyProblem()
+    for replay, updates in ((True, 10), (False, 0)):
+        policy = RandomPolicy(problem.points)
+        records = run_policy(
+            policy,
+            ScalarizedEnvironment(problem),
+            10,
+            seed=3,
+            path=path,
+            replay_finished=replay,
+        )
+        assert _comparable(records) == reference and policy.num_updates == updates
+    # An unfinished run is always replayed and completed.
+    path.write_text("\n".join(path.read_text().splitlines()[:5]) + "\n")
+    policy = RandomPolicy(problem.points)
+    records = run_policy(
+        policy, ScalarizedEnvironment(problem), 10, seed=3, path=path, replay_finished=False
+    )
+    assert _comparable(records) == reference and policy.num_updates == 10
 
 
 @pytest.mark.parametrize("keep", (0, 4, 9))

@@ -126,6 +126,7 @@ def run_policy(
     path: str | Path | None = None,
     progress: bool = False,
     description: str | None = None,
+    replay_finished: bool = True,
 ) -> list[StepRecord]:
     """Run ``policy`` for ``horizon`` rounds; append each round to ``path`` (JSON lines).
 
@@ -143,6 +144,10 @@ def run_policy(
             read back (its first ``horizon`` rounds; the file keeps them all).
         progress: Show a tqdm progress bar.
         description: The progress bar's label.
+        replay_finished: Whether a file that already holds ``horizon`` rounds is
+            replayed into ``policy`` (so that it ends in the run's final state); with
+            ``False`` its records are returned and ``policy`` is left untouched, which
+            makes reading back a finished run cheap.
 
     Returns:
         The ``horizon`` records, in order.
@@ -170,6 +175,8 @@ def run_policy(
             rewrite.write(json.dumps({"header": header}) + "\n")
             for record in stored:
                 rewrite.write(json.dumps(asdict(record)) + "\n")
+        if len(records) == horizon and not replay_finished:
+            return records
         handle = path.open("a")
     try:
         for record in records:  # replay the rounds done before an interruption

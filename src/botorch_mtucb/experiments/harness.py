@@ -92,6 +92,7 @@ def run_methods(
                 path=path,
                 progress=progress,
                 description=f"{method.name} #{rep}",
+                replay_finished=False,  # only the records are used below
             )
             result = results[method.name]
             for name, function in curve_functions.items():
