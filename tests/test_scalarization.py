@@ -144,5 +144,25 @@ def test_bad_input():
         s(torch.zeros(4, 3))
     with pytest.raises(ValueError, match="num_tasks"):
         sample_linear_weights(0)
-    with pytest.raises(ValueError, match="num_tasks"):
+    with pytest.raises(TypeError, match="num_tasks"):
         sample_chebyshev_weights(2.5)
+
+
+@pytest.mark.parametrize("sampler", [sample_linear_weights, sample_chebyshev_weights])
+def test_weight_sampling_argument_types(sampler, dtype):
+    """num_tasks must be an int and dtype a floating dtype; errors name the argument."""
+    for num_tasks in ("3", None, True, 3.0, 2.5, 3 + 0j, torch.tensor(3.0)):
+        with pytest.raises(TypeError, match=r"^num_tasks must be an int >= 1"):
+            sampler(num_tasks)
+    for num_tasks in (0, -2):
+        with pytest.raises(ValueError, match=r"^num_tasks must be >= 1"):
+            sampler(num_tasks)
+    for bad_dtype in (torch.long, torch.int32, torch.bool, torch.complex64, "float64", np.float64):
+        with pytest.raises(TypeError, match=r"^dtype must be a floating torch.dtype"):
+            sampler(3, dtype=bad_dtype)
+    # accepted: NumPy and 0-d integer tensors for num_tasks, any floating dtype
+    for num_tasks in (np.int64(3), torch.tensor(3)):
+        weights = sampler(num_tasks, sample_shape=torch.Size([4]), dtype=dtype)
+        assert weights.shape == (4, 3) and weights.dtype == dtype
+        np.testing.assert_allclose(_np(weights.sum(-1)), np.ones(4), **_tol(dtype))
+        assert (weights > 0).all()

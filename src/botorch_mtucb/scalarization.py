@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from botorch_mtucb.models._validation import check_tensor
+from botorch_mtucb._checks import as_int, check_floating_dtype, check_tensor
 
 
 def _check_weights(weights: Tensor) -> Tensor:
@@ -124,8 +124,8 @@ class ChebyshevScalarization(Scalarization):
 
 
 def _uniform(num_tasks: int, sample_shape: torch.Size, generator, dtype, device) -> Tensor:
-    if isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1:
-        raise ValueError(f"num_tasks must be a positive int, got {num_tasks!r}")
+    num_tasks = as_int(num_tasks, "num_tasks", 1)
+    dtype = check_floating_dtype(dtype)
     # (0, 1]: avoids a division by zero in the Chebyshev weights.
     u = torch.rand(*sample_shape, num_tasks, generator=generator, dtype=dtype, device=device)
     return 1.0 - u
@@ -143,7 +143,8 @@ def sample_linear_weights(
     Source: paper 000, Appendix E. Returns ``sample_shape x n`` weights on the simplex.
 
     Raises:
-        ValueError: If ``num_tasks`` is not a positive int.
+        TypeError: If ``num_tasks`` is not an int or ``dtype`` not a floating dtype.
+        ValueError: If ``num_tasks < 1``.
     """
     u = _uniform(num_tasks, torch.Size(sample_shape), generator, dtype, device)
     return u / u.sum(-1, keepdim=True)
@@ -162,7 +163,8 @@ def sample_chebyshev_weights(
     Returns ``sample_shape x n`` weights on the simplex.
 
     Raises:
-        ValueError: If ``num_tasks`` is not a positive int.
+        TypeError: If ``num_tasks`` is not an int or ``dtype`` not a floating dtype.
+        ValueError: If ``num_tasks < 1``.
     """
     u = _uniform(num_tasks, torch.Size(sample_shape), generator, dtype, device)
     alpha = u.sum(-1, keepdim=True) / u

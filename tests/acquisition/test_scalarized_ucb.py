@@ -212,8 +212,8 @@ def test_acquisition_argument_types():
     )
     weights = torch.tensor([0.5, 0.5], dtype=torch.float64)
     scalarization = LinearScalarization(weights)
-    for width in ("2", None, True):
-        with pytest.raises(TypeError, match="width"):
+    for width in ("2", None, True, 1 + 2j, torch.tensor(1 + 2j), torch.tensor(True)):
+        with pytest.raises(TypeError, match="^width must be a real number"):
             ScalarizedMultiTaskUCB(model, scalarization, width)
     with pytest.raises(TypeError, match="model must be a BoTorch Model"):
         ScalarizedMultiTaskUCB(None, scalarization, 1.0)

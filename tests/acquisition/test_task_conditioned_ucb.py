@@ -94,3 +94,40 @@ def test_bad_input():
         TaskConditionedLCB(model, 0, -1.0)
     with pytest.raises(ValueError, match="width"):
         TaskConditionedUCB(model, 0, float("inf"))
+
+
+@pytest.mark.parametrize("cls", [TaskConditionedUCB, TaskConditionedLCB])
+def test_argument_types(cls, dtype):
+    """Bad model / task / width raise errors naming the argument (as ScalarizedMultiTaskUCB)."""
+    model, *_ = _setup(dtype)
+    for width in (None, "2.0", b"2", True, 1 + 2j, torch.tensor(True), torch.tensor(1 + 2j)):
+        with pytest.raises(TypeError, match="^width must be a real number"):
+            cls(model, 1, width)
+    with pytest.raises(ValueError, match="^width must be a single number"):
+        cls(model, 1, torch.tensor([1.0, 2.0], dtype=dtype))
+    for bad_model in ("m", None, object()):
+        with pytest.raises(TypeError, match="^model must be a BoTorch Model"):
+            cls(bad_model, 1, 2.0)
+    for task in ("1", None, True, 1.0, torch.tensor(1.0)):
+        with pytest.raises(TypeError, match="^task must be an int"):
+            cls(model, task, 2.0)
+    with pytest.raises(ValueError, match=r"^task must lie in \[0, 2\]"):
+        cls(model, -1, 2.0)
+
+
+@pytest.mark.parametrize("cls", [TaskConditionedUCB, TaskConditionedLCB])
+def test_accepted_width_and_task_types(cls, dtype):
+    """Integer-like tasks and real widths of any numeric type give the float/int result."""
+    model, *_ = _setup(dtype)
+    Xq = torch.rand(6, 1, 2, dtype=dtype)
+    reference = cls(model, 2, 2.5)(Xq)
+    posterior = model.posterior(Xq, output_indices=[2])
+    mean = posterior.mean.reshape(-1)
+    std = posterior.variance.reshape(-1).sqrt()
+    expected = mean + cls._sign * 2.5 * std  # the bound, computed outside the class
+    torch.testing.assert_close(reference, expected)
+    for task in (np.int64(2), torch.tensor(2)):
+        for width in (np.float64(2.5), torch.tensor(2.5, dtype=dtype), 5 / 2, torch.tensor([2.5])):
+            acqf = cls(model, task, width)
+            assert acqf.task == 2 and isinstance(acqf.task, int)
+            torch.testing.assert_close(acqf(Xq), reference)

@@ -71,3 +71,17 @@ def test_bad_task_covariance(B, error, match):
 def test_wrong_size():
     with pytest.raises(ValueError, match="B must be 3 x 3"):
         validate_task_covariance(torch.eye(2), num_tasks=3, name="B")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
+def test_empty_task_covariance(shape, dtype):
+    with pytest.raises(ValueError, match=r"^task_covariance must be n x n with n >= 1"):
+        FixedTaskCovarianceKernel(torch.zeros(*shape, dtype=dtype))
+    with pytest.raises(ValueError, match=r"^B must be n x n with n >= 1"):
+        validate_task_covariance(torch.zeros(*shape, dtype=dtype), name="B")
+
+
+def test_non_real_task_covariance():
+    for B in (torch.eye(2, dtype=torch.bool), torch.eye(2, dtype=torch.complex128)):
+        with pytest.raises(TypeError, match="^task_covariance must be a real tensor"):
+            FixedTaskCovarianceKernel(B)

@@ -134,7 +134,42 @@ def test_bad_b(b):
 
 
 def test_bad_num_tasks():
-    with pytest.raises(ValueError, match="num_tasks must be at least 1"):
+    with pytest.raises(ValueError, match="num_tasks must be >= 1"):
         UniformSimilarityTaskKernel(0, 0.5)
     with pytest.raises(TypeError, match="num_tasks must be an int"):
         UniformSimilarityTaskKernel(2.0, 0.5)
+
+
+@pytest.mark.parametrize("b", ("1", "abc", b"1", None, True, 1 + 2j, torch.tensor(True)))
+def test_non_real_b(b):
+    """Strings (even "1"), None, booleans and complex numbers are rejected, naming b."""
+    with pytest.raises(TypeError, match=r"^b must be a real number"):
+        UniformSimilarityTaskKernel.from_b(3, b)
+
+
+def test_real_types_of_b(dtype):
+    """NumPy scalars, ints and 0-d tensors give omega = 1 / (1 + b) (paper 001, Sec. 3)."""
+    for b in (np.float64(1.5), torch.tensor(1.5, dtype=dtype), 3, torch.tensor([1.5])):
+        kernel = UniformSimilarityTaskKernel.from_b(3, b, dtype=dtype)
+        expected = 1.0 / (1.0 + float(b))
+        assert kernel.omega.dtype == dtype
+        np.testing.assert_allclose(_np(kernel.omega), expected, **_tol(dtype))
+    assert float(UniformSimilarityTaskKernel.from_b(3, math.inf, dtype=dtype).omega) == 0.0
+
+
+@pytest.mark.parametrize("omega", ("0.5", None, True, 0.5j, torch.tensor(True)))
+def test_non_real_omega(omega):
+    with pytest.raises(TypeError, match=r"^omega must be a real number"):
+        UniformSimilarityTaskKernel(3, omega)
+    kernel = UniformSimilarityTaskKernel(3, 0.5)
+    with pytest.raises(TypeError, match=r"^omega must be a real number"):
+        kernel.omega = omega
+
+
+@pytest.mark.parametrize("num_tasks", ("3", None, True, 3.0, 3 + 0j))
+def test_non_int_num_tasks(num_tasks):
+    with pytest.raises(TypeError, match=r"^num_tasks must be an int"):
+        UniformSimilarityTaskKernel(num_tasks, 0.5)
+    with pytest.raises(TypeError, match=r"^num_tasks must be an int"):
+        UniformSimilarityTaskKernel.from_b(num_tasks, 1.0)
+    assert UniformSimilarityTaskKernel(np.int64(3), 0.5).num_tasks == 3

@@ -395,3 +395,23 @@ def test_posterior_is_differentiable_in_X(icm):
         shift[index] = step
         numeric = (value(x.detach() + shift) - value(x.detach() - shift)) / (2 * step)
         assert gradient[index].item() == pytest.approx(numeric.item(), rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("task_indexed", [False, True])
+def test_empty_query_points(task_indexed, dtype):
+    """q = 0 (and an empty batch) raise a ValueError about X, not a reshape error."""
+    case = build_case("icm", dtype, task_indexed=task_indexed)
+    model = NystromVectorValuedGP(
+        case.train_X,
+        case.train_Y,
+        case.kernels[0],
+        case.task_covariances[0],
+        ETA,
+        train_tasks=case.train_tasks,
+    )
+    for X in (torch.rand(0, 2, dtype=dtype), torch.rand(4, 0, 2, dtype=dtype)):
+        with pytest.raises(ValueError, match=r"^X must hold q >= 1 points"):
+            model.posterior(X)
+    with pytest.raises(ValueError, match=r"^X must not have an empty batch dimension"):
+        model.posterior(torch.rand(0, 1, 2, dtype=dtype))
+    assert model.posterior(torch.rand(1, 2, dtype=dtype)).mean.shape[-2] == 1  # q = 1 works

@@ -398,3 +398,16 @@ def test_mixed_dtypes_and_batched_kernels():
         VectorValuedGP(X, Y, RBFKernel(batch_shape=torch.Size([2])), torch.eye(2), 0.1)
     with pytest.raises(TypeError, match="noise_variance"):
         VectorValuedGP(X, Y, RBFKernel(), torch.eye(2), "0.1")
+
+
+@pytest.mark.parametrize("task_indexed", [False, True])
+@pytest.mark.parametrize("output_indices", [None, [1]])
+def test_empty_query_points(task_indexed, output_indices, dtype):
+    """q = 0 (and an empty batch) raise a ValueError about X, not a reshape error."""
+    model = build_case("icm", dtype, task_indexed=task_indexed).build()
+    for X in (torch.rand(0, 2, dtype=dtype), torch.rand(4, 0, 2, dtype=dtype)):
+        with pytest.raises(ValueError, match=r"^X must hold q >= 1 points"):
+            model.posterior(X, output_indices=output_indices)
+    with pytest.raises(ValueError, match=r"^X must not have an empty batch dimension"):
+        model.posterior(torch.rand(0, 1, 2, dtype=dtype), output_indices=output_indices)
+    assert model.posterior(torch.rand(1, 2, dtype=dtype)).mean.shape[-2] == 1  # q = 1 works

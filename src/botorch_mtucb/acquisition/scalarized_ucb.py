@@ -6,14 +6,13 @@ u_{t+1}(x) = s_lambda(mu_t(x)) + L_lambda * beta_t * ||Gamma_t(x, x)||^{1/2}.
 
 from __future__ import annotations
 
-import math
-
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_mtucb._checks import check_width
 from botorch_mtucb.scalarization import Scalarization
 
 
@@ -75,9 +74,11 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
             width: The width ``beta_t >= 0`` (e.g. ``mt_kb_width(...)``).
 
         Raises:
-            TypeError: If ``scalarization`` is not a ``Scalarization``.
+            TypeError: If ``model`` is not a BoTorch ``Model``, ``scalarization`` not
+                a ``Scalarization``, or ``width`` not a real number (a string,
+                ``None``, a bool, a complex number ...).
             ValueError: If its size differs from the model's number of outputs, or
-                ``width`` is negative or not finite.
+                ``width`` is negative, not finite or not a single number.
         """
         if not isinstance(model, Model):
             raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
@@ -97,13 +98,8 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
                 "scalarization must hold one weight vector (shape n), got weights of shape "
                 f"{tuple(scalarization.weights.shape)}"
             )
-        if isinstance(width, (str, bytes, bool)) or width is None:
-            raise TypeError(f"width must be a number or a 0-d tensor, got {width!r}")
-        width = torch.as_tensor(width).detach()
-        if width.numel() != 1 or not math.isfinite(float(width)) or float(width) < 0:
-            raise ValueError(f"width must be a finite number >= 0, got {width}")
         self.scalarization = scalarization
-        self.register_buffer("width", width.reshape(()))
+        self.register_buffer("width", check_width(width))
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:

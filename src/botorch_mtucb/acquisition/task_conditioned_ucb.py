@@ -7,13 +7,12 @@ lcb_t(i, x) = mu_t(i, x) - beta_t * sigma_t(i, x).
 
 from __future__ import annotations
 
-import math
-
-import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
+
+from botorch_mtucb._checks import as_int, check_width
 
 
 class TaskConditionedUCB(AcquisitionFunction):
@@ -43,20 +42,20 @@ class TaskConditionedUCB(AcquisitionFunction):
             width: The width ``beta_t >= 0`` (e.g. ``multitask_widths(...)["new"]``).
 
         Raises:
-            TypeError: If ``task`` is not an int.
+            TypeError: If ``model`` is not a BoTorch ``Model``, ``task`` not an int,
+                or ``width`` not a real number (a string, ``None``, a bool, a
+                complex number ...).
             ValueError: If ``task`` is out of range or ``width`` is negative, not
                 finite, or not a single number.
         """
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
         super().__init__(model=model)
-        if isinstance(task, bool) or not isinstance(task, int):
-            raise TypeError(f"task must be an int, got {type(task).__name__}")
+        task = as_int(task, "task")
         if not 0 <= task < model.num_outputs:
             raise ValueError(f"task must lie in [0, {model.num_outputs - 1}], got {task}")
-        width = torch.as_tensor(width).detach()
-        if width.numel() != 1 or not math.isfinite(float(width)) or float(width) < 0:
-            raise ValueError(f"width must be a finite number >= 0, got {width}")
         self.task = task
-        self.register_buffer("width", width.reshape(()).to(torch.float64))
+        self.register_buffer("width", check_width(width))
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:

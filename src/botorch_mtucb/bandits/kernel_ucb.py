@@ -29,6 +29,7 @@ from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb._checks import check_positive
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
 from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.confidence import (
@@ -36,7 +37,6 @@ from botorch_mtucb.confidence import (
     ay_gp_ucb_width,
     igp_ucb_width,
 )
-from botorch_mtucb.confidence._checks import check_positive
 from botorch_mtucb.models import VectorValuedGP
 
 CONFIDENCE_BOUNDS = ("CMM", "DMM", "AMM", "AY", "IGP")

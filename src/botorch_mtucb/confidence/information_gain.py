@@ -13,7 +13,7 @@ import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_mtucb.confidence._checks import check_positive
+from botorch_mtucb._checks import check_positive, check_real_tensor
 
 
 def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
@@ -27,9 +27,13 @@ def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
         A tensor of shape ``...`` (nats).
 
     Raises:
-        ValueError: If ``K`` is not square or ``noise_variance <= 0``.
+        TypeError: If ``K`` is not a real floating-point tensor or
+            ``noise_variance`` not a real number.
+        ValueError: If ``K`` is not square or holds NaN/inf, or
+            ``noise_variance <= 0``.
     """
     eta = check_positive(noise_variance, "noise_variance")
+    check_real_tensor(kernel_matrix, "kernel_matrix")
     if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
         raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
     t = kernel_matrix.shape[-1]
@@ -46,6 +50,12 @@ def information_gain_increment(posterior_variance: Tensor, noise_variance: float
     Summed over the queried points, these increments equal ``information_gain`` of
     their kernel matrix (paper 000, Lemma 4 with n = 1; for ``n x n`` posterior blocks
     pass their eigenvalues and sum). ``posterior_variance``: any shape, ``>= 0``.
+
+    Raises:
+        TypeError: If ``posterior_variance`` is not a real floating-point tensor or
+            ``noise_variance`` not a real number.
+        ValueError: If ``posterior_variance`` holds NaN/inf or ``noise_variance <= 0``.
     """
     eta = check_positive(noise_variance, "noise_variance")
+    check_real_tensor(posterior_variance, "posterior_variance")
     return 0.5 * torch.log1p(posterior_variance.clamp_min(0.0) / eta)

@@ -46,7 +46,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.confidence._checks import check_delta, check_positive
+from botorch_mtucb._checks import as_real_tensor, check_delta, check_positive
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # 0.618...
 _GOLDEN_STEPS = 32  # brackets of two decades shrink to 2 * 0.618^32 = 4e-7 decades
@@ -69,15 +69,11 @@ def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
     """The grid ``A`` as a 1-d float64 CPU tensor of finite positive numbers.
 
     Raises:
-        TypeError: If ``alphas`` is not a number, sequence or tensor.
+        TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
+            ``None``, booleans and complex numbers included).
         ValueError: If it is empty or holds a non-positive or non-finite value.
     """
-    try:
-        tensor = torch.as_tensor(alphas, dtype=_DTYPE).detach().cpu().reshape(-1)
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise TypeError(
-            f"alphas must be a number, a sequence or a tensor, got {alphas!r}"
-        ) from error
+    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=_DTYPE).reshape(-1)
     if tensor.numel() == 0:
         raise ValueError("alphas must hold at least one value")
     if not torch.isfinite(tensor).all() or (tensor <= 0).any():

@@ -17,10 +17,12 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_mtucb.confidence._checks import (
+from botorch_mtucb._checks import (
     as_float,
+    as_int,
     check_delta,
     check_nonnegative,
+    check_nonnegative_tensor,
     check_positive,
 )
 
@@ -31,12 +33,6 @@ def check_eps(eps: float | Tensor) -> float:
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps (the sketch accuracy epsilon) must lie in (0, 1), got {eps}")
     return eps
-
-
-def _check_count(value: int, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def sketch_distortion(eps: float) -> float:
@@ -68,7 +64,7 @@ def mt_bkb_accuracy(eps: float, delta: float, horizon: int) -> float:
     """
     rho = sketch_distortion(eps)
     delta = check_delta(delta)
-    horizon = _check_count(horizon, "horizon", 1)
+    horizon = as_int(horizon, "horizon", 1)
     return 6.0 * rho * math.log(4.0 * horizon / delta) / eps**2
 
 
@@ -174,10 +170,8 @@ def bkb_width(
     alpha = sketch_distortion(eps)
     lam = check_positive(regularizer, "regularizer")
     kappa2 = check_positive(kernel_bound, "kernel_bound")
-    t = _check_count(num_observations, "num_observations", 0)
-    total = torch.as_tensor(variance_sum, dtype=torch.float64).detach()
-    if (total < 0).any() or not torch.isfinite(total).all():
-        raise ValueError(f"variance_sum must be finite and >= 0, got {total}")
+    t = as_int(num_observations, "num_observations", 0)
+    total = check_nonnegative_tensor(variance_sum, "variance_sum").to(torch.float64)
     log_factor = max(math.log(kappa2 * t), 0.0) if t > 0 else 0.0
     beta = 2.0 * xi * torch.sqrt(alpha * log_factor * total + math.log(1.0 / delta))
     beta = beta + (1.0 + 1.0 / math.sqrt(1.0 - eps)) * math.sqrt(lam) * F
@@ -203,8 +197,8 @@ def gp_ucb_width(round_index: int, domain_size: int, delta: float) -> float:
     Raises:
         ValueError: If ``t < 1``, ``|X| < 1`` or ``delta`` is outside (0, 1).
     """
-    t = _check_count(round_index, "round_index", 1)
-    size = _check_count(domain_size, "domain_size", 1)
+    t = as_int(round_index, "round_index", 1)
+    size = as_int(domain_size, "domain_size", 1)
     delta = check_delta(delta)
     return math.sqrt(2.0 * math.log(size * t**2 * math.pi**2 / (6.0 * delta)))
 
@@ -220,6 +214,6 @@ def dragonfly_ucb_width(round_index: int, dim: int) -> float:
     Raises:
         ValueError: If ``t < 1`` or ``d < 1``.
     """
-    t = _check_count(round_index, "round_index", 1)
-    d = _check_count(dim, "dim", 1)
+    t = as_int(round_index, "round_index", 1)
+    d = as_int(dim, "dim", 1)
     return math.sqrt(0.2 * d * math.log(2 * d * t + 1))

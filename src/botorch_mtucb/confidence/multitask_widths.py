@@ -27,11 +27,15 @@ from gpytorch.kernels import Kernel
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_mtucb.confidence._checks import (
+from botorch_mtucb._checks import (
     as_float,
+    as_int,
+    check_b,
     check_delta,
     check_nonnegative,
+    check_nonnegative_tensor,
     check_positive,
+    check_real_tensor,
 )
 from botorch_mtucb.confidence.information_gain import information_gain
 
@@ -39,21 +43,7 @@ WIDTH_NAMES = ("naive", "small_b", "large_b", "large_b_data_dependent", "new")
 
 
 def _check_num_tasks(num_tasks: int) -> int:
-    if isinstance(num_tasks, bool) or not isinstance(num_tasks, int):
-        raise TypeError(f"num_tasks must be an int, got {type(num_tasks).__name__}")
-    if num_tasks < 1:
-        raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
-    return num_tasks
-
-
-def _check_b(b: float | Tensor) -> float:
-    try:
-        value = float(b)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"b must be a number, got {b!r}") from error
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"b must be >= 0 (math.inf allowed), got {value}")
-    return value
+    return as_int(num_tasks, "num_tasks", 1)
 
 
 def _check_task_deviation(task_deviation: float | Tensor) -> float:
@@ -84,7 +74,7 @@ def multitask_regularization(num_tasks: int, b: float) -> float:
         ValueError: If ``num_tasks < 1`` or ``b < 0`` / NaN.
     """
     n = _check_num_tasks(num_tasks)
-    b = _check_b(b)
+    b = check_b(b)
     if math.isinf(b):
         return 1.0 / n
     return (n + b) / (n + b * n)
@@ -103,29 +93,18 @@ def theorem2_kernel_parameter(num_tasks: int, task_deviation: float, horizon: in
         horizon: ``T >= 1``.
 
     Raises:
+        TypeError: If ``num_tasks`` or ``horizon`` is not an int, or
+            ``task_deviation`` not a real number.
         ValueError: For ``N < 1``, ``epsilon`` outside ``[0, 2]`` or ``T < 1``.
     """
     n = _check_num_tasks(num_tasks)
     eps = _check_task_deviation(task_deviation)
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise ValueError(f"horizon must be a positive int, got {horizon!r}")
+    horizon = as_int(horizon, "horizon", 1)
     if horizon <= n:
         return math.inf if eps == 0 else n / eps**2
     if eps <= n**-0.25 * horizon**-0.5:
         return math.inf if eps == 0 else 1.0 / eps**2
     return 0.0
-
-
-def _as_gain(value: float | Tensor, name: str) -> Tensor:
-    if isinstance(value, Tensor):
-        gain = value.detach()
-    else:
-        gain = torch.as_tensor(value, dtype=torch.float64)
-    if not gain.is_floating_point():
-        gain = gain.to(torch.float64)
-    if not torch.isfinite(gain).all() or (gain < 0).any():
-        raise ValueError(f"{name} must be finite and >= 0, got {gain}")
-    return gain
 
 
 def multitask_widths(
@@ -177,30 +156,34 @@ def multitask_widths(
             ``1 / (1 + b) <= lambda <= 1``; a warning is issued if it is below
             ``(N + b) / (N + bN)`` (Lemma 1's condition for the regret bound).
         delta: Confidence level in ``(0, 1)`` (the bound holds w.p. ``1 - 2 delta``).
-        info_gain_mt: ``gamma_t^mt`` (nats, any shape, broadcast), e.g.
-            ``multitask_information_gain``.
-        info_gain_st: ``gamma_t^st`` (nats, any shape, broadcast), e.g. the maximum
-            of ``single_task_information_gains``.
+        info_gain_mt: ``gamma_t^mt`` (nats, a number or a tensor of any shape
+            broadcastable with ``info_gain_st``), e.g. ``multitask_information_gain``.
+        info_gain_st: ``gamma_t^st`` (nats, a number or a tensor broadcastable with
+            ``info_gain_mt``), e.g. the maximum of ``single_task_information_gains``.
         t: Number of observations ``t >= 0``.
         noise_std: Sub-Gaussian noise level ``sigma > 0`` (same units as ``f``).
         effective_dimension: ``S >= 0`` of eq. 26 (``task_effective_dimensions(...)
-            .sum()``), or ``None`` to skip the data-dependent width.
+            .sum()``; a number or a tensor broadcastable with the information gains),
+            or ``None`` to skip the data-dependent width.
 
     Returns:
         A dict with float64 tensors of the broadcast shape of the information gains
-        under the keys ``"naive"``, ``"small_b"``, ``"large_b"``,
+        (and ``effective_dimension``) under the keys ``"naive"``, ``"small_b"``, ``"large_b"``,
         (``"large_b_data_dependent"``) and ``"new"`` (their minimum); same units as
         ``f``. Values may be ``inf`` at ``b = inf``.
 
     Raises:
-        TypeError: For non-numeric arguments or a non-int ``num_tasks``.
+        TypeError: For a non-int ``num_tasks`` or any other argument that is not a
+            real number (a string, ``None``, a bool, a complex number) or, for the
+            information gains and ``S``, a real tensor.
         ValueError: For ``b < 0``, ``task_deviation`` outside ``[0, 2]``,
             ``regularization`` outside ``[1 / (1 + b), 1]``, ``delta`` outside
-            ``(0, 1)``, negative ``B``, ``t``, information gains or ``S``, or
+            ``(0, 1)``, negative ``B``, ``t``, information gains or ``S``,
+            information gains and ``S`` of shapes that do not broadcast, or
             ``noise_std <= 0``.
     """
     n = _check_num_tasks(num_tasks)
-    b = _check_b(b)
+    b = check_b(b)
     eps = _check_task_deviation(task_deviation)
     lam = check_positive(regularization, "regularization")
     delta = check_delta(delta)
@@ -221,9 +204,23 @@ def multitask_widths(
             "widths are valid (Theorem 1) but Lemma 1's regret bound does not apply",
             stacklevel=2,
         )
-    gamma_mt = _as_gain(info_gain_mt, "info_gain_mt")
-    gamma_st = _as_gain(info_gain_st, "info_gain_st")
-    gamma_mt, gamma_st = torch.broadcast_tensors(gamma_mt, gamma_st)
+    gains = {
+        "info_gain_mt": check_nonnegative_tensor(info_gain_mt, "info_gain_mt"),
+        "info_gain_st": check_nonnegative_tensor(info_gain_st, "info_gain_st"),
+    }
+    if effective_dimension is not None:
+        gains["effective_dimension"] = check_nonnegative_tensor(
+            effective_dimension, "effective_dimension"
+        )
+    try:
+        shape = torch.broadcast_shapes(*(gain.shape for gain in gains.values()))
+    except RuntimeError as error:
+        shapes = ", ".join(f"{name} {tuple(gain.shape)}" for name, gain in gains.items())
+        raise ValueError(
+            f"{' and '.join(gains)} must have broadcastable shapes, got {shapes}"
+        ) from error
+    gamma_mt = gains["info_gain_mt"].expand(shape)
+    gamma_st = gains["info_gain_st"].expand(shape)
     dtype = torch.promote_types(gamma_mt.dtype, torch.float64)
     gamma_mt, gamma_st = gamma_mt.to(dtype), gamma_st.to(dtype)
     variance_mt = lam**-0.5 * torch.sqrt(2.0 * (gamma_mt + math.log(1.0 / delta)))
@@ -245,7 +242,7 @@ def multitask_widths(
         large_b = bound * math.sqrt(bias_sq) + variance_mt
     widths = {"naive": naive, "small_b": small_b, "large_b": large_b}
     if effective_dimension is not None:
-        s = _as_gain(effective_dimension, "effective_dimension").to(dtype)
+        s = gains["effective_dimension"].to(dtype)
         if math.isinf(b):
             # S -> 0 as lambda (1 + b) -> inf; the bias tends to B' sqrt(N) (eps = 0).
             data_dependent = bound * math.sqrt(n) + variance_mt if eps == 0 else inf
@@ -277,7 +274,7 @@ def task_kernel_matrix(
     default). ``b = inf`` gives ``11^T / N``.
     """
     num_tasks = _check_num_tasks(num_tasks)
-    b = _check_b(b)
+    b = check_b(b)
     eye = torch.eye(num_tasks, dtype=dtype, device=device)
     ones = torch.full_like(eye, 1.0 / num_tasks)
     if math.isinf(b):
@@ -286,10 +283,15 @@ def task_kernel_matrix(
 
 
 def _check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
-    if not isinstance(train_X, Tensor) or train_X.dim() != 2:
-        raise ValueError(f"train_X must be a t x d tensor, got {getattr(train_X, 'shape', None)}")
+    check_real_tensor(train_X, "train_X")
+    if train_X.dim() != 2:
+        raise ValueError(f"train_X must be a t x d tensor, got shape {tuple(train_X.shape)}")
     if not isinstance(train_tasks, Tensor):
         raise TypeError(f"train_tasks must be a tensor, got {type(train_tasks).__name__}")
+    if train_tasks.is_floating_point() and (
+        not torch.isfinite(train_tasks).all() or (train_tasks != train_tasks.round()).any()
+    ):
+        raise ValueError("train_tasks must hold whole-number task indices (no NaN or inf)")
     tasks = train_tasks.reshape(-1).long()
     if tasks.numel() != train_X.shape[0]:
         raise ValueError(
@@ -327,12 +329,13 @@ def multitask_information_gain(
         A 0-d tensor (nats).
 
     Raises:
-        ValueError, TypeError: For mismatched shapes, task indices out of range,
-            ``b < 0`` or ``regularization <= 0``.
+        ValueError, TypeError: For mismatched shapes, ``train_X`` holding NaN/inf,
+            task indices out of range, ``b < 0`` or ``regularization <= 0``.
     """
     n = _check_num_tasks(num_tasks)
-    b = _check_b(b)
+    b = check_b(b)
     tasks = _check_task_data(train_X, train_tasks, n)
+    regularization = check_positive(regularization, "regularization")
     with torch.no_grad():
         task_matrix = task_kernel_matrix(n, b, train_X.dtype, train_X.device)
         gram = (
@@ -380,14 +383,13 @@ def effective_dimension(kernel_matrix: Tensor, regularization: float | Tensor) -
     Computed as ``t - c ||L^{-1}||_F^2`` with ``L L^T = K + c I``; ``c = inf`` gives 0.
 
     Raises:
-        ValueError: If ``K`` is not square or ``c <= 0``.
+        TypeError: If ``K`` is not a real tensor or ``c`` not a real number.
+        ValueError: If ``K`` is not square or holds NaN/inf, or ``c <= 0``.
     """
-    try:
-        c = float(regularization)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"regularization must be a number, got {regularization!r}") from error
+    c = as_float(regularization, "regularization", finite=False)
     if math.isnan(c) or c <= 0:
-        raise ValueError(f"regularization must be > 0, got {c}")
+        raise ValueError(f"regularization must be > 0 (math.inf allowed), got {c}")
+    check_real_tensor(kernel_matrix, "kernel_matrix")
     if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
         raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
     t = kernel_matrix.shape[-1]
@@ -415,7 +417,7 @@ def task_effective_dimensions(
         A tensor of shape ``N`` (0 for tasks without data, and for ``b = inf``).
     """
     n = _check_num_tasks(num_tasks)
-    b = _check_b(b)
+    b = check_b(b)
     tasks = _check_task_data(train_X, train_tasks, n)
     lam = check_positive(regularization, "regularization")
     dims = train_X.new_zeros(n)

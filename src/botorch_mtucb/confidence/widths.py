@@ -12,7 +12,12 @@ import math
 import torch
 from torch import Tensor
 
-from botorch_mtucb.confidence._checks import check_delta, check_nonnegative, check_positive
+from botorch_mtucb._checks import (
+    check_delta,
+    check_nonnegative,
+    check_nonnegative_tensor,
+    check_positive,
+)
 
 
 def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -> Tensor:
@@ -39,7 +44,8 @@ def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -
     Raises:
         ValueError: If ``delta`` is outside (0, 1) or ``rkhs_norm_bound`` or
             ``noise_std`` is negative.
-        TypeError: If ``model`` lacks ``information_gain`` / ``noise_variance``.
+        TypeError: If ``model`` lacks ``information_gain`` / ``noise_variance``, or
+            a numeric argument is not a real number (a string, ``None``, a bool ...).
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
@@ -89,15 +95,15 @@ def igp_ucb_width(
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B``, ``sigma``, ``t`` or
             information gain, or ``eta <= 0``.
+        TypeError: If a numeric argument is not a real number (a string, ``None``,
+            a bool, a complex number ...) or ``information_gain`` not a real tensor.
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     eta = check_positive(eta, "eta")
     t = check_nonnegative(num_observations, "num_observations")
-    gamma = torch.as_tensor(information_gain, dtype=torch.float64).detach()
-    if (gamma < 0).any() or not torch.isfinite(gamma).all():
-        raise ValueError(f"information_gain must be finite and >= 0, got {gamma}")
+    gamma = check_nonnegative_tensor(information_gain, "information_gain").to(torch.float64)
     return b + sigma * torch.sqrt(2.0 * gamma + t * eta + 2.0 * math.log(1.0 / delta))
 
 
@@ -137,12 +143,12 @@ def ay_gp_ucb_width(
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B`` or ``sigma``, negative
             or non-finite information gain, or ``regularizer <= 0``.
+        TypeError: If a numeric argument is not a real number (a string, ``None``,
+            a bool, a complex number ...) or ``information_gain`` not a real tensor.
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     lam = check_positive(regularizer, "regularizer")
-    gamma = torch.as_tensor(information_gain, dtype=torch.float64).detach()
-    if (gamma < 0).any() or not torch.isfinite(gamma).all():
-        raise ValueError(f"information_gain must be finite and >= 0, got {gamma}")
+    gamma = check_nonnegative_tensor(information_gain, "information_gain").to(torch.float64)
     return b + sigma / math.sqrt(lam) * torch.sqrt(2.0 * gamma + 2.0 * math.log(1.0 / delta))

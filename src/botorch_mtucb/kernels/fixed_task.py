@@ -24,16 +24,24 @@ def validate_task_covariance(
         The matrix, symmetrized exactly (``(B + B^T) / 2``).
 
     Raises:
-        TypeError: If it is not a tensor.
-        ValueError: If it is not square, has the wrong size, holds NaN/inf, is not
+        TypeError: If it is not a real (integer or floating-point) tensor.
+        ValueError: If it is not square, is empty (``n = 0`` or a batch dimension
+            of size 0), has the wrong size, holds NaN/inf, is not
             symmetric (relative tolerance 1e-6) or has an eigenvalue below
             ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
     """
     if not isinstance(task_covariance, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(task_covariance).__name__}")
+    if task_covariance.dtype == torch.bool or task_covariance.is_complex():
+        raise TypeError(f"{name} must be a real tensor, got dtype {task_covariance.dtype}")
     if task_covariance.dim() < 2 or task_covariance.shape[-1] != task_covariance.shape[-2]:
         raise ValueError(
             f"{name} must be a square n x n matrix, got shape {tuple(task_covariance.shape)}"
+        )
+    if task_covariance.numel() == 0:
+        raise ValueError(
+            f"{name} must be n x n with n >= 1 (one row per task) and no empty batch "
+            f"dimension, got shape {tuple(task_covariance.shape)}"
         )
     if num_tasks is not None and task_covariance.shape[-1] != num_tasks:
         raise ValueError(

@@ -14,6 +14,8 @@ from gpytorch.constraints import Interval
 from gpytorch.kernels import IndexKernel, Kernel
 from torch import Tensor
 
+from botorch_mtucb._checks import as_int, as_real_tensor, check_b
+
 
 class UniformSimilarityTaskKernel(IndexKernel):
     r"""Task kernel with one similarity level shared by every pair of tasks.
@@ -63,13 +65,11 @@ class UniformSimilarityTaskKernel(IndexKernel):
             **kwargs: Passed to ``gpytorch.kernels.Kernel`` (``active_dims`` ...).
 
         Raises:
-            TypeError: If ``num_tasks`` is not an integer.
+            TypeError: If ``num_tasks`` is not an integer or ``omega`` not a real
+                number or tensor (a string, ``None``, a bool ...).
             ValueError: If ``num_tasks < 1`` or ``omega`` is outside ``[0, 1]``.
         """
-        if isinstance(num_tasks, bool) or not isinstance(num_tasks, int):
-            raise TypeError(f"num_tasks must be an int, got {type(num_tasks).__name__}")
-        if num_tasks < 1:
-            raise ValueError(f"num_tasks must be at least 1, got {num_tasks}")
+        num_tasks = as_int(num_tasks, "num_tasks", 1)
         Kernel.__init__(self, batch_shape=batch_shape, **kwargs)
         self.num_tasks = num_tasks
         self.register_parameter(
@@ -95,11 +95,11 @@ class UniformSimilarityTaskKernel(IndexKernel):
         ``b = 0`` gives independent tasks, ``b = math.inf`` identical tasks.
 
         Raises:
+            TypeError: If ``b`` is not a real number (a string, ``None``, a bool, a
+                complex number ...).
             ValueError: If ``b < 0`` or ``b`` is NaN.
         """
-        b = float(b)
-        if math.isnan(b) or b < 0:
-            raise ValueError(f"b must be >= 0 (math.inf allowed), got {b}")
+        b = check_b(b)
         omega = 0.0 if math.isinf(b) else 1.0 / (1.0 + b)
         return cls(num_tasks=num_tasks, omega=omega, batch_shape=batch_shape, dtype=dtype, **kwargs)
 
@@ -110,9 +110,7 @@ class UniformSimilarityTaskKernel(IndexKernel):
 
     @omega.setter
     def omega(self, value: float | Tensor) -> None:
-        if isinstance(value, (str, bytes, bool)) or value is None:
-            raise TypeError(f"omega must be a number or a tensor, got {value!r}")
-        value = torch.as_tensor(value, dtype=self.raw_omega.dtype, device=self.raw_omega.device)
+        value = as_real_tensor(value, "omega").to(self.raw_omega)
         if value.shape != self.raw_omega.shape and value.numel() != 1:
             raise ValueError(
                 f"omega must be a number or a tensor of shape batch_shape "

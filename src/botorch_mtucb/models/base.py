@@ -22,7 +22,7 @@ from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
-from botorch_mtucb.models._validation import check_positive, check_tasks, check_tensor
+from botorch_mtucb._checks import check_positive, check_tasks, check_tensor
 from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels, TaskCovarianceLike
 
 
@@ -164,7 +164,8 @@ class FixedKernelMultiTaskModel(Model):
         Raises:
             TypeError: If ``X`` is not a tensor.
             ValueError: If ``X`` is not at least 2-d, its last dimension differs from
-                ``d``, it holds NaN/inf, or ``output_indices`` are out of range.
+                ``d``, it has no point (``q = 0``) or an empty batch dimension, it
+                holds NaN/inf, or ``output_indices`` are out of range.
         """
         X = self._check_X(X)
         mean, covariance = self._mean_and_covariance(X)
@@ -200,6 +201,16 @@ class FixedKernelMultiTaskModel(Model):
         if X.dim() < 2 or X.shape[-1] != self._input_dim:
             raise ValueError(
                 f"X must have shape batch x q x {self._input_dim}, got {tuple(X.shape)}"
+            )
+        if X.shape[-2] < 1:
+            raise ValueError(
+                f"X must hold q >= 1 points (shape batch x q x {self._input_dim}), got "
+                f"{tuple(X.shape)}"
+            )
+        if 0 in X.shape[:-2]:
+            raise ValueError(
+                f"X must not have an empty batch dimension (shape batch x q x "
+                f"{self._input_dim}), got {tuple(X.shape)}"
             )
         if not torch.isfinite(X).all():
             raise ValueError("X contains NaN or inf")

@@ -22,7 +22,7 @@ import torch
 from gpytorch.kernels import Kernel, MaternKernel, RBFKernel
 from torch import Tensor
 
-from botorch_mtucb.confidence._checks import check_positive
+from botorch_mtucb._checks import check_positive
 
 DTYPE = torch.float64
 KERNEL_FAMILIES = {"rbf": math.inf, "matern52": 2.5, "matern32": 1.5}
