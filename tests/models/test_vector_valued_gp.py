@@ -220,6 +220,39 @@ def test_output_indices_noise_and_posterior_transform(name, dtype):
     np.testing.assert_allclose(
         _np(noisy.distribution.covariance_matrix), covariance + ETA * np.eye(q * n), **tol
     )
+    assert torch.equal(
+        model.posterior(X, observation_noise=False).distribution.covariance_matrix,
+        model.posterior(X).distribution.covariance_matrix,
+    )
+
+    # BoTorch semantics for a tensor: the given variances (q x n, point a and task i at
+    # a * n + i of the interleaved covariance), a scalar broadcast, or a subset's columns.
+    levels = torch.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=dtype)
+    given = model.posterior(X, observation_noise=levels)
+    expected = covariance + np.diag(_np(levels).reshape(-1))
+    np.testing.assert_allclose(_np(given.distribution.covariance_matrix), expected, **tol)
+    scalar = model.posterior(X, observation_noise=torch.tensor(0.7, dtype=dtype))
+    np.testing.assert_allclose(
+        _np(scalar.distribution.covariance_matrix), covariance + 0.7 * np.eye(q * n), **tol
+    )
+    subset = model.posterior(X, output_indices=indices, observation_noise=levels)
+    np.testing.assert_allclose(
+        _np(subset.distribution.covariance_matrix),
+        covariance[np.ix_(flat, flat)] + np.diag(_np(levels)[:, indices].reshape(-1)),
+        **tol,
+    )
+    one = model.posterior(X, output_indices=[1], observation_noise=levels[:, 1])
+    np.testing.assert_allclose(
+        _np(one.distribution.covariance_matrix),
+        covariance[np.ix_([1, n + 1], [1, n + 1])] + np.diag(_np(levels)[:, 1]),
+        **tol,
+    )
+    with pytest.raises(ValueError, match="observation_noise must broadcast"):
+        model.posterior(X, observation_noise=torch.ones(3, 2, dtype=dtype))
+    with pytest.raises(ValueError, match="variances >= 0"):
+        model.posterior(X, observation_noise=-levels)
+    with pytest.raises(TypeError, match="observation_noise must be a bool"):
+        model.posterior(X, observation_noise=0.1)
 
     weights = torch.tensor([0.2, -0.5, 1.5], dtype=dtype)
     transformed = model.posterior(

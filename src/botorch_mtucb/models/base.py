@@ -151,7 +151,9 @@ class FixedKernelMultiTaskModel(Model):
         Args:
             X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype.
             output_indices: Tasks to keep (default: all ``n``).
-            observation_noise: If ``True``, add ``eta`` to each output's variance.
+            observation_noise: ``True``: add the model's ``eta`` to each output's
+                variance; a tensor: the noise variances to add (BoTorch semantics),
+                broadcastable to ``batch x q x n`` (for ``n = 1``: ``batch x q``).
             posterior_transform: Applied to the posterior if given (BoTorch semantics).
 
         Returns:
@@ -165,7 +167,8 @@ class FixedKernelMultiTaskModel(Model):
             TypeError: If ``X`` is not a tensor.
             ValueError: If ``X`` is not at least 2-d, its last dimension differs from
                 ``d``, it has no point (``q = 0``) or an empty batch dimension, it
-                holds NaN/inf, or ``output_indices`` are out of range.
+                holds NaN/inf, ``output_indices`` are out of range, or a tensor
+                ``observation_noise`` does not broadcast or holds negative values.
         """
         X = self._check_X(X)
         mean, covariance = self._mean_and_covariance(X)
@@ -178,11 +181,18 @@ class FixedKernelMultiTaskModel(Model):
             mean = mean[..., index]
             covariance = covariance[..., flat, :][..., :, flat]
             n = index.numel()
-        if (isinstance(observation_noise, Tensor) and observation_noise.any()) or (
-            isinstance(observation_noise, bool) and observation_noise
-        ):
-            eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
-            covariance = covariance + self.noise_variance * eye
+        if isinstance(observation_noise, Tensor):
+            noise = self._noise_levels(observation_noise, mean, output_indices)
+            covariance = covariance + torch.diag_embed(noise.reshape(*noise.shape[:-2], -1))
+        elif isinstance(observation_noise, bool):
+            if observation_noise:
+                eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
+                covariance = covariance + self.noise_variance * eye
+        else:
+            raise TypeError(
+                "observation_noise must be a bool or a tensor of noise variances, got "
+                f"{type(observation_noise).__name__}"
+            )
         # A lazy covariance: a dense tensor would make torch factorize it at once, which
         # fails for singular posteriors (rank-deficient B, repeated points).
         covariance = DenseLinearOperator(covariance)
@@ -194,6 +204,27 @@ class FixedKernelMultiTaskModel(Model):
         if posterior_transform is not None:
             return posterior_transform(posterior)
         return posterior
+
+    def _noise_levels(
+        self, observation_noise: Tensor, mean: Tensor, output_indices: list[int] | None
+    ) -> Tensor:
+        """``observation_noise`` (variances, BoTorch's ``batch x q x m``) broadcast to
+        ``mean``'s ``batch x q x n`` (the kept outputs' columns if it has all ``n``)."""
+        noise = observation_noise.to(dtype=mean.dtype, device=mean.device)
+        if output_indices is not None and noise.dim() >= 1 and noise.shape[-1] == self.num_outputs:
+            noise = noise[..., torch.as_tensor(output_indices, device=mean.device)]
+        if mean.shape[-1] == 1 and noise.dim() >= 1 and noise.shape[-1] == mean.shape[-2] > 1:
+            noise = noise.unsqueeze(-1)  # single output given as batch x q
+        try:
+            noise = torch.broadcast_to(noise, mean.shape)
+        except RuntimeError as error:
+            raise ValueError(
+                f"observation_noise must broadcast to batch x q x n = {tuple(mean.shape)}, "
+                f"got shape {tuple(observation_noise.shape)}"
+            ) from error
+        if not torch.isfinite(noise).all() or (noise < 0).any():
+            raise ValueError("observation_noise must hold finite variances >= 0")
+        return noise
 
     def _check_X(self, X: Tensor) -> Tensor:
         if not isinstance(X, Tensor):
