@@ -114,22 +114,6 @@ def check_nonnegative_tensor(value: float | Tensor, name: str) -> Tensor:
     return tensor
 
 
-def check_real_tensor(value: Tensor, name: str) -> Tensor:
-    """A real floating-point ``torch.Tensor`` without NaN or inf (returned unchanged).
-
-    Raises:
-        TypeError: If ``value`` is not a tensor, or not a real floating-point one.
-        ValueError: If it holds NaN or inf.
-    """
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if not value.is_floating_point():
-        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {value.dtype}")
-    if not torch.isfinite(value).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return value
-
-
 def check_delta(delta: float | Tensor) -> float:
     """``delta`` must lie in the open interval (0, 1)."""
     delta = as_float(delta, "delta")
@@ -195,15 +179,21 @@ def check_floating_dtype(dtype: torch.dtype, name: str = "dtype") -> torch.dtype
 
 
 def check_tensor(value: object, name: str, dim: int | None = None) -> Tensor:
-    """Check that ``value`` is a finite floating tensor (of ``dim`` dimensions)."""
+    """A real floating-point ``torch.Tensor`` without NaN or inf (of ``dim``
+    dimensions if given), returned unchanged.
+
+    Raises:
+        TypeError: If ``value`` is not a tensor, or not a real floating-point one.
+        ValueError: If it has another number of dimensions, or holds NaN or inf.
+    """
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if not value.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
+        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {value.dtype}")
     if dim is not None and value.dim() != dim:
         raise ValueError(f"{name} must have {dim} dimensions, got shape {tuple(value.shape)}")
     if not torch.isfinite(value).all():
-        raise ValueError(f"{name} contains NaN or inf")
+        raise ValueError(f"{name} must be finite (no NaN or inf), but {name} contains NaN or inf")
     return value
 
 

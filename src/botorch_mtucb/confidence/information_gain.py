@@ -13,7 +13,7 @@ import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_mtucb._checks import check_positive, check_real_tensor
+from botorch_mtucb._checks import check_positive, check_tensor
 
 
 def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
@@ -33,7 +33,7 @@ def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
             ``noise_variance <= 0``.
     """
     eta = check_positive(noise_variance, "noise_variance")
-    check_real_tensor(kernel_matrix, "kernel_matrix")
+    check_tensor(kernel_matrix, "kernel_matrix")
     if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
         raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
     t = kernel_matrix.shape[-1]
@@ -57,5 +57,5 @@ def information_gain_increment(posterior_variance: Tensor, noise_variance: float
         ValueError: If ``posterior_variance`` holds NaN/inf or ``noise_variance <= 0``.
     """
     eta = check_positive(noise_variance, "noise_variance")
-    check_real_tensor(posterior_variance, "posterior_variance")
+    check_tensor(posterior_variance, "posterior_variance")
     return 0.5 * torch.log1p(posterior_variance.clamp_min(0.0) / eta)

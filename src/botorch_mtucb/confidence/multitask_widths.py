@@ -35,7 +35,8 @@ from botorch_mtucb._checks import (
     check_nonnegative,
     check_nonnegative_tensor,
     check_positive,
-    check_real_tensor,
+    check_tasks,
+    check_tensor,
 )
 from botorch_mtucb.confidence.information_gain import information_gain
 
@@ -283,24 +284,9 @@ def task_kernel_matrix(
 
 
 def _check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
-    check_real_tensor(train_X, "train_X")
-    if train_X.dim() != 2:
-        raise ValueError(f"train_X must be a t x d tensor, got shape {tuple(train_X.shape)}")
-    if not isinstance(train_tasks, Tensor):
-        raise TypeError(f"train_tasks must be a tensor, got {type(train_tasks).__name__}")
-    if train_tasks.is_floating_point() and (
-        not torch.isfinite(train_tasks).all() or (train_tasks != train_tasks.round()).any()
-    ):
-        raise ValueError("train_tasks must hold whole-number task indices (no NaN or inf)")
-    tasks = train_tasks.reshape(-1).long()
-    if tasks.numel() != train_X.shape[0]:
-        raise ValueError(
-            f"train_tasks must hold one task per row of train_X ({train_X.shape[0]}), "
-            f"got {tasks.numel()}"
-        )
-    if tasks.numel() and (tasks.min() < 0 or tasks.max() >= num_tasks):
-        raise ValueError(f"train_tasks must lie in [0, {num_tasks - 1}]")
-    return tasks
+    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``."""
+    check_tensor(train_X, "train_X", dim=2)
+    return check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
 
 
 def multitask_information_gain(
@@ -389,7 +375,7 @@ def effective_dimension(kernel_matrix: Tensor, regularization: float | Tensor) -
     c = as_float(regularization, "regularization", finite=False)
     if math.isnan(c) or c <= 0:
         raise ValueError(f"regularization must be > 0 (math.inf allowed), got {c}")
-    check_real_tensor(kernel_matrix, "kernel_matrix")
+    check_tensor(kernel_matrix, "kernel_matrix")
     if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
         raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
     t = kernel_matrix.shape[-1]
