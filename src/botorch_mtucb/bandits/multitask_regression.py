@@ -20,17 +20,17 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb._checks import check_b
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
 from botorch_mtucb.bandits.domain import BoxDomain, Domain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.bandits.task_arm_posterior import TaskArmPosterior
-from botorch_mtucb.confidence.information_gain import information_gain
 from botorch_mtucb.confidence.multitask_widths import (
-    effective_dimension,
     multitask_regularization,
     multitask_widths,
     task_kernel_matrix,
 )
 from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.growing_cholesky import GrowingCholesky
 
 WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
 
@@ -75,9 +75,7 @@ class AgnosticMultiTaskRegression:
         self.num_tasks = len(self.domains)
         if self.num_tasks == 0:
             raise ValueError("domains must hold one domain per task")
-        self.b = float(b)
-        if math.isnan(self.b) or self.b < 0:
-            raise ValueError(f"b must be >= 0 (math.inf allowed), got {b}")
+        self.b = check_b(b)
         if regularization is None:
             regularization = multitask_regularization(self.num_tasks, self.b)
         self.regularization = float(regularization)
@@ -108,15 +106,16 @@ class AgnosticMultiTaskRegression:
                 self.regularization,
                 train_tasks=torch.zeros(0, dtype=torch.long),
             )
-        self._task_X: list[list[Tensor]] = [[] for _ in range(self.num_tasks)]
-        self._info_gain_st = [0.0] * self.num_tasks
-        self._effective_dimension = [0.0] * self.num_tasks
+        scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
+        self._task_statistics = [
+            _TaskStatistics(self.regularization, scale, reference) for _ in range(self.num_tasks)
+        ]
 
     # ------------------------------------------------------------ statistics
     @property
     def num_observations(self) -> int:
         """``t``, the number of observations so far."""
-        return sum(len(x) for x in self._task_X)
+        return sum(statistics.size for statistics in self._task_statistics)
 
     @property
     def info_gain_mt(self) -> float:
@@ -128,12 +127,12 @@ class AgnosticMultiTaskRegression:
     @property
     def info_gain_st(self) -> float:
         """``gamma_t^st``: the largest ``1/2 ln det(I + K_{t_i} / lambda)`` over tasks."""
-        return max(self._info_gain_st)
+        return max(statistics.info_gain for statistics in self._task_statistics)
 
     @property
     def effective_dimension(self) -> float:
         """``S = sum_l Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` (eq. 26)."""
-        return sum(self._effective_dimension)
+        return sum(statistics.effective_dimension for statistics in self._task_statistics)
 
     def widths(
         self, rkhs_norm_bound: float, task_deviation: float, delta: float, noise_std: float = 1.0
@@ -211,13 +210,7 @@ class AgnosticMultiTaskRegression:
                 torch.tensor([[y]], dtype=self.dtype),
                 train_tasks=torch.tensor([task]),
             )
-        self._task_X[task].append(x)
-        X_task = torch.stack(self._task_X[task])
-        with torch.no_grad():
-            gram = self.data_kernel.to(X_task)(X_task, X_task).to_dense()
-            self._info_gain_st[task] = float(information_gain(gram, self.regularization))
-            scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
-            self._effective_dimension[task] = float(effective_dimension(gram, scale))
+        self._task_statistics[task].append(x, self.data_kernel)
 
 
 def argmax_random_ties(
@@ -266,6 +259,51 @@ def argmax_random_ties(
     if ties.numel() == 1 or generator is None:
         return int(ties[0])
     return int(ties[torch.randint(ties.numel(), (1,), generator=generator)])
+
+
+class _TaskStatistics:
+    r"""One task's ``1/2 ln det(I + K / lambda)`` and ``Tr(K (K + c I)^{-1})`` (``K`` the
+    input kernel's Gram matrix of the task's points), grown by bordering the Cholesky
+    factors of ``K + lambda I`` and ``K + c I`` (``O(t_i^2)`` per point, no refactorization).
+
+    With ``A = K + c I`` bordered by ``k`` and ``k(x, x) + c``, Schur complement
+    ``s = k(x, x) + c - k^T A^{-1} k`` and ``z = A^{-1} k``:
+    ``Tr(A_+^{-1}) = Tr(A^{-1}) + (1 + z^T z) / s``, and ``Tr(K (K + c I)^{-1}) =
+    t - c Tr((K + c I)^{-1})``. ``c = inf`` (``b = inf``) gives 0.
+    """
+
+    def __init__(self, regularization: float, scale: float, like: Tensor) -> None:
+        empty = like.new_zeros(0, 0)
+        self.regularization = regularization
+        self.scale = scale
+        self.X = like.new_zeros(0, like.shape[-1])
+        self._info = GrowingCholesky(empty)
+        self._dimension = None if math.isinf(scale) else GrowingCholesky(empty)
+        self._trace_inverse = 0.0
+        self.info_gain = 0.0
+        self.effective_dimension = 0.0
+
+    @property
+    def size(self) -> int:
+        return self.X.shape[0]
+
+    def append(self, x: Tensor, data_kernel: Kernel) -> None:
+        x = x.reshape(1, -1)
+        with torch.no_grad():
+            kernel = data_kernel.to(x)
+            cross = kernel(self.X, x).to_dense()  # t x 1
+            diagonal = kernel(x, x).to_dense()  # 1 x 1
+            self._info.append(cross, diagonal + self.regularization)
+            self.X = torch.cat([self.X, x])
+            t = self.size
+            half_log_det = float(self._info.half_log_det())
+            self.info_gain = half_log_det - 0.5 * t * math.log(self.regularization)
+            if self._dimension is not None:
+                solved = self._dimension.solve_spd(cross)  # A^{-1} k, t-1 x 1
+                schur = float(diagonal + self.scale - cross.mT @ solved)
+                self._trace_inverse += (1.0 + float(solved.square().sum())) / schur
+                self._dimension.append(cross, diagonal + self.scale)
+                self.effective_dimension = t - self.scale * self._trace_inverse
 
 
 def _check_width(width: float) -> None:
