@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from botorch_mtucb.experiments import cli, paper000
-from botorch_mtucb.experiments.paper000 import Setting
+from botorch_mtucb.experiments import cli
+from botorch_mtucb.experiments.paper000 import experiments as paper000
+from botorch_mtucb.experiments.paper000.experiments import Setting
 
 
 @pytest.fixture

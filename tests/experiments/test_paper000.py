@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from botorch_mtucb.experiments.paper000 import (
+from botorch_mtucb.experiments.paper000.experiments import (
     METHOD_BUILDERS,
     SIMILARITY_OMEGAS,
     similarity_problem,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from botorch_mtucb.experiments.paper001 import ACTIVE_METHODS, ONLINE_METHODS
+from botorch_mtucb.experiments.paper001.experiments import ACTIVE_METHODS, ONLINE_METHODS
 from botorch_mtucb.experiments.registry import run_experiment
 from botorch_mtucb.problems.mhc import default_mhc_path
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from botorch_mtucb.experiments import paper002
+from botorch_mtucb.experiments.paper002 import experiments as paper002
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 
 

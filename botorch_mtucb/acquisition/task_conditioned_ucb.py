@@ -1,0 +1,88 @@
+"""Task-conditioned confidence bounds of paper 001: ucb_t(i, x) and lcb_t(i, x).
+
+Source: paper 001 (Sessa et al. 2023), eq. (7):
+ucb_t(i, x | b) = mu_t(i, x | b) + beta_t(b) * sigma_t(i, x | b), and Appendix B.4:
+lcb_t(i, x) = mu_t(i, x) - beta_t * sigma_t(i, x).
+"""
+
+from __future__ import annotations
+
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.models.model import Model
+from botorch.utils.transforms import t_batch_mode_transform
+from torch import Tensor
+
+from botorch_mtucb.utils.checks import as_int, check_width
+
+
+class TaskConditionedUCB(AcquisitionFunction):
+    r"""Upper confidence bound of one task of a multi-task model (paper 001, eq. 7).
+
+    ``ucb(x) = mu(i, x) + width * sigma(i, x)`` for the fixed task ``i``. The ``width``
+    multiplies the standard deviation directly (the paper's ``beta_t``), unlike
+    BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
+
+    Works with any BoTorch model with ``n`` outputs (``VectorValuedGP`` with
+    task-indexed data, ``MultiTaskGP``, ``ModelListGP``): only output ``task`` is read.
+
+    Example:
+        >>> acqf = TaskConditionedUCB(model, task=2, width=3.0)
+        >>> x, value = optimize_acqf_discrete(acqf, q=1, choices=arms_of_task_2)
+        >>> x, value = optimize_acqf(acqf, bounds, q=1, num_restarts=8, raw_samples=256)
+    """
+
+    _sign = 1.0
+
+    def __init__(self, model: Model, task: int, width: float | Tensor) -> None:
+        r"""Build the acquisition.
+
+        Args:
+            model: A BoTorch model whose posterior has ``n`` outputs (tasks).
+            task: The task index ``i`` in ``[0, n - 1]``.
+            width: The width ``beta_t >= 0`` (e.g. ``multitask_widths(...)["new"]``).
+
+        Raises:
+            TypeError: If ``model`` is not a BoTorch ``Model``, ``task`` not an int,
+                or ``width`` not a real number (a string, ``None``, a bool, a
+                complex number ...).
+            ValueError: If ``task`` is out of range or ``width`` is negative, not
+                finite, or not a single number.
+        """
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
+        super().__init__(model=model)
+        task = as_int(task, "task")
+        if not 0 <= task < model.num_outputs:
+            raise ValueError(f"task must lie in [0, {model.num_outputs - 1}], got {task}")
+        self.task = task
+        self.register_buffer("width", check_width(width))
+
+    @t_batch_mode_transform(expected_q=1)
+    def forward(self, X: Tensor) -> Tensor:
+        r"""Evaluate the bound at ``X``.
+
+        Args:
+            X: ``batch x 1 x d`` candidates.
+
+        Returns:
+            A ``batch`` tensor.
+        """
+        posterior = self.model.posterior(X, output_indices=[self.task])
+        mean = posterior.mean.reshape(X.shape[:-2])  # batch
+        std = posterior.variance.clamp_min(0.0).sqrt().reshape(X.shape[:-2])  # batch
+        return mean + self._sign * self.width.to(mean) * std
+
+
+class TaskConditionedLCB(TaskConditionedUCB):
+    r"""Lower confidence bound of one task: ``lcb(x) = mu(i, x) - width * sigma(i, x)``.
+
+    The matching lower bound of ``TaskConditionedUCB`` (paper 001, Appendix B.4, used
+    by AdaMT-UCB's misspecification test and by AE-LSVI's task choice). Maximizing it
+    gives ``max_x lcb_t(i, x)``.
+
+    Example:
+        >>> acqf = TaskConditionedLCB(model, task=0, width=3.0)
+        >>> _, best_lower_bound = optimize_acqf_discrete(acqf, q=1, choices=arms)
+    """
+
+    _sign = -1.0

@@ -1,0 +1,1 @@
+"""Paper 002's kernel UCB with martingale-mixture bounds, and its baselines."""

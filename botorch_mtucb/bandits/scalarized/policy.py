@@ -1,0 +1,84 @@
+"""What paper 000's policies share: pick the maximizer of a scalarized UCB over the
+domain, then condition the model on the observation and recompute the width.
+
+MT-KB, IT-KB, MT-BKB, IT-BKB and MOBO differ only in their model (exact or sketched,
+multi-task or independent), their width (Theorems 2 and 3 of paper 000, IGP-UCB, BKB,
+GP-UCB) and, for MOBO, the acquisition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from botorch.acquisition import AcquisitionFunction
+from torch import Tensor
+
+from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
+from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels
+from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisition
+
+
+def empty_model(
+    model_class: type, domain: Domain, data_kernel, task_covariance, noise_variance, **kwargs
+):
+    """``model_class`` built on no data (the prior), on the domain's dtype and device."""
+    reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
+    num_tasks = SumOfSeparableKernels(data_kernel, task_covariance).num_tasks
+    return model_class(
+        reference.new_zeros(0, reference.shape[-1]),
+        reference.new_zeros(0, num_tasks),
+        data_kernel,
+        task_covariance,
+        noise_variance,
+        **kwargs,
+    )
+
+
+def check_task_variances(task_variances: Tensor) -> Tensor:
+    """``task_variances`` (the diagonal of ``B``) as a flat float64 tensor.
+
+    Raises:
+        ValueError: If any variance is not finite or not positive.
+    """
+    task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
+    if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
+        raise ValueError("task_variances must be finite and > 0")
+    return task_variances
+
+
+class ScalarizedUCBPolicy:
+    """Base of paper 000's policies (``select`` / ``update`` / ``diagnostics``).
+
+    Subclasses set ``name``, ``domain`` and ``model`` and implement ``width()``; the
+    round's scalarization comes from the context key ``"_scalarization"``
+    (``ScalarizedEnvironment``).
+    """
+
+    name: str
+    domain: Domain
+    model: Any
+    acquisition_class: type[AcquisitionFunction] = ScalarizedMultiTaskUCB
+
+    def width(self) -> Tensor | float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
+        """``x_t``: the maximizer of the acquisition for the round's scalarization."""
+        acquisition = self.acquisition_class(self.model, context["_scalarization"], self._width)
+        x, _ = maximize_acquisition(acquisition, self.domain, generator)
+        return x.detach()
+
+    def update(
+        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
+    ) -> None:
+        """Condition on ``y_t`` at ``x_t``, then recompute the width."""
+        self._observe(x.reshape(1, -1), y.reshape(1, -1), generator)
+        self._width = self.width()
+
+    def _observe(self, X: Tensor, Y: Tensor, generator: torch.Generator) -> None:
+        self.model.append_observations(X, Y)
+
+    def diagnostics(self) -> dict[str, float]:
+        """The current width."""
+        return {"width": float(self._width)}

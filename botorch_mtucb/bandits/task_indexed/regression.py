@@ -1,0 +1,314 @@
+"""The agnostic multi-task regression of paper 001 as the state of its bandits.
+
+One instance holds the regression of Section 2.1 for one kernel parameter ``b`` and
+regularization ``lambda`` (eqs. 3-4, kernel ``[K_task(b)]_ij k_X(x, x')``), the data
+statistics that the widths of Theorem 1 need (``gamma_t^mt``, ``gamma_t^st`` and the
+effective dimension of eq. 26), and the confidence bounds of eq. 7.
+
+On finite arm sets (``FiniteDomain`` per task) the posterior is the exact incremental
+``TaskArmPosterior`` (``O(M A)`` per round); on boxes it is a ``VectorValuedGP``
+maximized with ``TaskConditionedUCB`` / ``TaskConditionedLCB`` and BoTorch's
+``optimize_acqf``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from gpytorch.kernels import Kernel
+from torch import Tensor
+
+from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
+from botorch_mtucb.confidence.agnostic_widths import (
+    multitask_regularization,
+    multitask_widths,
+    task_kernel_matrix,
+)
+from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
+from botorch_mtucb.utils.checks import check_b
+from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.utils.linalg import GrowingCholesky
+
+WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
+
+
+def check_width_rule(width: str) -> str:
+    """``width`` if it is one of ``WIDTH_RULES``; a ``ValueError`` naming them otherwise."""
+    if width not in WIDTH_RULES:
+        raise ValueError(f"width must be one of {WIDTH_RULES}, got {width!r}")
+    return width
+
+
+class AgnosticMultiTaskRegression:
+    r"""Kernel ridge regression with ``K_task(b)`` and its confidence bounds (paper 001).
+
+    Args:
+        domains: One ``FiniteDomain`` or ``BoxDomain`` per task (all finite, or all
+            boxes); a single domain is shared by ``num_tasks`` tasks.
+        data_kernel: The input kernel ``k_X`` (fixed; e.g. a unit-variance
+            ``gpytorch.kernels.LinearKernel``).
+        b: Kernel parameter ``b >= 0`` (``math.inf``: all tasks one task).
+        regularization: ``lambda``; default ``(N + b) / (N + bN)`` (Theorem 2).
+        num_tasks: Needed only when ``domains`` is a single domain.
+
+    Raises:
+        ValueError: For a mix of finite and box domains, ``b < 0`` or
+            ``regularization <= 0``.
+    """
+
+    def __init__(
+        self,
+        domains: Domain | Sequence[Domain],
+        data_kernel: Kernel,
+        b: float,
+        regularization: float | None = None,
+        num_tasks: int | None = None,
+    ) -> None:
+        if isinstance(domains, (FiniteDomain, BoxDomain)):
+            if num_tasks is None:
+                raise ValueError("num_tasks is required when a single domain is given")
+            domains = [domains] * num_tasks
+        self.domains = list(domains)
+        self.num_tasks = len(self.domains)
+        if self.num_tasks == 0:
+            raise ValueError("domains must hold one domain per task")
+        self.b = check_b(b)
+        if regularization is None:
+            regularization = multitask_regularization(self.num_tasks, self.b)
+        self.regularization = float(regularization)
+        if not self.regularization > 0:
+            raise ValueError(f"regularization must be > 0, got {regularization}")
+        self.data_kernel = data_kernel
+        finite = [isinstance(d, FiniteDomain) for d in self.domains]
+        if any(finite) and not all(finite):
+            raise ValueError("domains must be all FiniteDomain or all BoxDomain")
+        self.finite = all(finite)
+        reference = self.domains[0].points if self.finite else self.domains[0].bounds
+        self.dtype = reference.dtype
+        task_covariance = task_kernel_matrix(
+            self.num_tasks, self.b, reference.dtype, reference.device
+        )
+        if self.finite:
+            self.posterior = TaskArmPosterior(
+                [d.points for d in self.domains], data_kernel, task_covariance, self.regularization
+            )
+            self.model = None
+        else:
+            self.posterior = None
+            self.model = VectorValuedGP(
+                reference.new_zeros(0, reference.shape[-1]),
+                reference.new_zeros(0, 1),
+                data_kernel.to(reference),
+                task_covariance,
+                self.regularization,
+                train_tasks=torch.zeros(0, dtype=torch.long),
+            )
+        scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
+        self._task_statistics = [
+            _TaskStatistics(self.regularization, scale, reference) for _ in range(self.num_tasks)
+        ]
+
+    # ------------------------------------------------------------ statistics
+    @property
+    def num_observations(self) -> int:
+        """``t``, the number of observations so far."""
+        return sum(statistics.size for statistics in self._task_statistics)
+
+    @property
+    def info_gain_mt(self) -> float:
+        """``gamma_t^mt(b) = 1/2 ln det(I + K_t / lambda)`` of the data seen."""
+        if self.finite:
+            return self.posterior.information_gain
+        return float(self.model.information_gain())
+
+    @property
+    def info_gain_st(self) -> float:
+        """``gamma_t^st``: the largest ``1/2 ln det(I + K_{t_i} / lambda)`` over tasks."""
+        return max(statistics.info_gain for statistics in self._task_statistics)
+
+    @property
+    def effective_dimension(self) -> float:
+        """``S = sum_l Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` (eq. 26)."""
+        return sum(statistics.effective_dimension for statistics in self._task_statistics)
+
+    def widths(
+        self, rkhs_norm_bound: float, task_deviation: float, delta: float, noise_std: float = 1.0
+    ) -> dict[str, float]:
+        """All widths of ``multitask_widths`` for the data seen (floats, keyed by name)."""
+        widths = multitask_widths(
+            self.num_tasks,
+            self.b,
+            rkhs_norm_bound,
+            task_deviation,
+            self.regularization,
+            delta,
+            self.info_gain_mt,
+            self.info_gain_st,
+            self.num_observations,
+            noise_std=noise_std,
+            effective_dimension=self.effective_dimension,
+        )
+        return {k: float(v) for k, v in widths.items()}
+
+    # ---------------------------------------------------------------- bounds
+    def ucb_maximizer(
+        self, task: int, width: float, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, float, float]:
+        """``argmax_x ucb_t(task, x)``: the point, its posterior mean and std.
+
+        On finite domains, arms whose UCBs tie up to round-off are drawn uniformly at
+        random from ``generator`` (``argmax_random_ties``); ``generator=None`` takes the
+        first of them.
+        """
+        _check_width(width)
+        if self.finite:
+            mean, std = self.posterior.mean(task), self.posterior.std(task)
+            index = argmax_random_ties(mean + width * std, generator)
+            return self.domains[task].points[index], float(mean[index]), float(std[index])
+        acquisition = TaskConditionedUCB(self.model, task, width)
+        x, _ = maximize_acquisition(acquisition, self.domains[task], generator)
+        mean, std = self.mean_std_at(task, x)
+        return x.detach(), mean, std
+
+    def max_lcb(self, task: int, width: float, generator: torch.Generator | None = None) -> float:
+        """``max_x lcb_t(task, x)`` over the task's domain."""
+        _check_width(width)
+        if self.finite:
+            return float((self.posterior.mean(task) - width * self.posterior.std(task)).max())
+        acquisition = TaskConditionedLCB(self.model, task, width)
+        _, value = maximize_acquisition(acquisition, self.domains[task], generator)
+        return float(value)
+
+    def mean_std_at(self, task: int, x: Tensor) -> tuple[float, float]:
+        """Posterior mean and std of ``f(task, x)`` (``x``: an arm on finite domains)."""
+        if self.finite:
+            index = self.posterior.arm_index(task, x)
+            return float(self.posterior.mean(task)[index]), float(self.posterior.std(task)[index])
+        with torch.no_grad():
+            posterior = self.model.posterior(x.reshape(1, 1, -1), output_indices=[task])
+        return float(posterior.mean), float(posterior.variance.clamp_min(0.0).sqrt())
+
+    def sample(self, task: int, generator: torch.Generator | None = None) -> Tensor:
+        """A joint posterior sample at the arms of ``task`` (finite domains only)."""
+        if not self.finite:
+            raise TypeError("posterior samples over a task need finite domains (FiniteDomain)")
+        return self.posterior.sample(task, generator)
+
+    # ---------------------------------------------------------------- update
+    def update(self, task: int, x: Tensor, y: float | Tensor) -> None:
+        """Condition on ``y = f(task, x) + noise`` and refresh the task's statistics."""
+        x = x.reshape(-1).to(self.dtype)
+        y = float(torch.as_tensor(y).reshape(()))
+        if self.finite:
+            self.posterior.update(task, self.posterior.arm_index(task, x), y)
+        else:
+            self.model.append_observations(
+                x.reshape(1, -1),
+                torch.tensor([[y]], dtype=self.dtype),
+                train_tasks=torch.tensor([task]),
+            )
+        self._task_statistics[task].append(x, self.data_kernel)
+
+
+def argmax_random_ties(
+    values: Tensor, generator: torch.Generator | None = None, rtol: float | None = None
+) -> int:
+    r"""Index of a maximum of ``values`` (``A``), ties broken uniformly at random.
+
+    Entries within ``rtol * max(|values|)`` of the maximum are ties (default
+    ``rtol = 1000 * eps`` of the dtype: differences at the level of round-off). Exact
+    ties are common under the prior: on a task without data and arms of equal norm
+    (unit-norm MHC features, the synthetic sphere), ``mu = 0`` and ``sigma = ||x||``
+    for every arm, so a plain ``torch.argmax`` picks whichever arm's ``||x||^2``
+    happens to round highest: the same arm in every repetition, which biases the
+    comparison of methods (paper 001's ``argmax`` in eq. 7 does not prefer any tied
+    arm).
+
+    Args:
+        values: A 1-d tensor (e.g. ``mu + width * sigma`` over a task's arms).
+        generator: Source of the random draw among ties; ``None``: the first tie.
+            A draw is made only when there are at least two ties.
+        rtol: Relative tolerance (``>= 0``); default ``1000 * torch.finfo(dtype).eps``.
+
+    Returns:
+        The index (int).
+
+    Raises:
+        ValueError: If ``values`` is not a non-empty 1-d tensor, has NaN entries, or
+            ``rtol < 0``.
+    """
+    if not isinstance(values, Tensor) or values.dim() != 1 or values.numel() == 0:
+        raise ValueError(
+            f"values must be a non-empty 1-d tensor, got {getattr(values, 'shape', values)}"
+        )
+    if torch.isnan(values).any():
+        raise ValueError("values must not contain NaN")
+    if rtol is None:
+        rtol = 1000 * torch.finfo(values.dtype).eps if values.is_floating_point() else 0.0
+    if not rtol >= 0:
+        raise ValueError(f"rtol must be >= 0, got {rtol}")
+    top = values.max()
+    if torch.isinf(top):
+        ties = (values == top).nonzero().reshape(-1)
+    else:
+        scale = values[torch.isfinite(values)].abs().max()
+        ties = (values >= top - rtol * scale).nonzero().reshape(-1)
+    if ties.numel() == 1 or generator is None:
+        return int(ties[0])
+    return int(ties[torch.randint(ties.numel(), (1,), generator=generator)])
+
+
+class _TaskStatistics:
+    r"""One task's ``1/2 ln det(I + K / lambda)`` and ``Tr(K (K + c I)^{-1})`` (``K`` the
+    input kernel's Gram matrix of the task's points), grown by bordering the Cholesky
+    factors of ``K + lambda I`` and ``K + c I`` (``O(t_i^2)`` per point, no refactorization).
+
+    With ``A = K + c I`` bordered by ``k`` and ``k(x, x) + c``, Schur complement
+    ``s = k(x, x) + c - k^T A^{-1} k`` and ``z = A^{-1} k``:
+    ``Tr(A_+^{-1}) = Tr(A^{-1}) + (1 + z^T z) / s``, and ``Tr(K (K + c I)^{-1}) =
+    t - c Tr((K + c I)^{-1})``. ``c = inf`` (``b = inf``) gives 0.
+    """
+
+    def __init__(self, regularization: float, scale: float, like: Tensor) -> None:
+        empty = like.new_zeros(0, 0)
+        self.regularization = regularization
+        self.scale = scale
+        self.X = like.new_zeros(0, like.shape[-1])
+        self._info = GrowingCholesky(empty)
+        self._dimension = None if math.isinf(scale) else GrowingCholesky(empty)
+        self._trace_inverse = 0.0
+        self.info_gain = 0.0
+        self.effective_dimension = 0.0
+
+    @property
+    def size(self) -> int:
+        return self.X.shape[0]
+
+    def append(self, x: Tensor, data_kernel: Kernel) -> None:
+        x = x.reshape(1, -1)
+        with torch.no_grad():
+            kernel = data_kernel.to(x)
+            cross = kernel(self.X, x).to_dense()  # t x 1
+            diagonal = kernel(x, x).to_dense()  # 1 x 1
+            self._info.append(cross, diagonal + self.regularization)
+            self.X = torch.cat([self.X, x])
+            t = self.size
+            half_log_det = float(self._info.half_log_det())
+            self.info_gain = half_log_det - 0.5 * t * math.log(self.regularization)
+            if self._dimension is not None:
+                solved = self._dimension.solve_spd(cross)  # A^{-1} k, t-1 x 1
+                schur = float(diagonal + self.scale - cross.mT @ solved)
+                self._trace_inverse += (1.0 + float(solved.square().sum())) / schur
+                self._dimension.append(cross, diagonal + self.scale)
+                self.effective_dimension = t - self.scale * self._trace_inverse
+
+
+def _check_width(width: float) -> None:
+    if not math.isfinite(width) or width < 0:
+        raise ValueError(
+            f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
+            "finite only for task_deviation = 0)"
+        )

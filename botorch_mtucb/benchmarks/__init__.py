@@ -1,0 +1,1 @@
+"""Timing scripts: ``python -m botorch_mtucb benchmark NAME [--quick]``."""

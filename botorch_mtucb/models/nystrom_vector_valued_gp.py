@@ -1,0 +1,428 @@
+"""MT-BKB's Nystrom-sketched posterior of a multi-task GP, with a resampled dictionary.
+
+Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.2 and Algorithm 2 (dictionary
+D_t drawn with inclusion probabilities p_{t,i} = min(q ||Gamma~_{t-1}(x_i, x_i)||, 1),
+reweighted embeddings, mu~_t and Gamma~_t); Section 3.3 and Appendix A, eqs. (7)-(8)
+(one scalar embedding shared by all tasks for ICM kernels); Appendix D, Lemma 8 (the
+sketch is the exact posterior of the features projected on the dictionary's span).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from gpytorch.kernels import Kernel
+from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch import Tensor
+
+from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
+from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+
+# Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
+# largest are dropped from its pseudo-inverse square root (duplicated or nearly
+# collinear dictionary points); the loss in Phi~^T Phi~ is of that relative size.
+PSEUDO_INVERSE_RTOL = {torch.float64: 1e-10, torch.float32: 1e-6}
+
+
+def _pinv_root(gram: Tensor) -> Tensor:
+    r"""``(G^{1/2})^+`` restricted to its range: ``m x r`` with ``r`` kept eigenvalues.
+
+    With ``G = V diag(s) V^T``, returns ``V_+ diag(s_+^{-1/2})``; eigenvalues below
+    ``PSEUDO_INVERSE_RTOL * max(s)`` are dropped (at least one is kept).
+    """
+    s, vectors = torch.linalg.eigh(gram)
+    rtol = PSEUDO_INVERSE_RTOL.get(gram.dtype, 1e-6)
+    keep = s > rtol * s.amax().clamp_min(torch.finfo(s.dtype).tiny)
+    keep[-1] = True
+    return vectors[:, keep] / s[keep].clamp_min(torch.finfo(s.dtype).tiny).sqrt()
+
+
+class NystromVectorValuedGP(FixedKernelMultiTaskModel):
+    r"""MT-BKB's sketched posterior with a dictionary resampled at every update.
+
+    Given the dictionary ``D_t = {x_{i_1}, ..., x_{i_m}}`` with inclusion
+    probabilities ``p``, the reweighted embedding ``G~_t(x)`` (``n m x n``, block ``j``:
+    ``Gamma(x_{i_j}, x) / sqrt(p_{i_j})``) and Gram matrix ``G~_t`` give the Nystrom
+    embedding ``Phi~_t(x) = (G~_t^{1/2})^+ G~_t(x)`` and (paper 000, Section 3.2)
+
+    .. math::
+        \tilde\mu_t(x) = \tilde\Phi_t(x)^\top (\tilde V_t + \eta I)^{-1}
+            \sum_s \tilde\Phi_t(x_s) y_s, \qquad
+        \tilde\Gamma_t(x, x') = \Gamma(x, x') - \tilde\Phi_t(x)^\top \tilde\Phi_t(x')
+            + \eta \tilde\Phi_t(x)^\top (\tilde V_t + \eta I)^{-1} \tilde\Phi_t(x'),
+
+    with ``V~_t = sum_s Phi~_t(x_s) Phi~_t(x_s)^T``. The pseudo-inverse root drops
+    eigenvalues of ``G~_t`` below ``PSEUDO_INVERSE_RTOL`` times the largest, and the
+    embedding is kept in the coordinates of the kept eigenvectors (``r <= n m``
+    columns), which changes none of the formulas above.
+
+    **Dictionary (Algorithm 2).** Each update with new rows redraws the whole
+    dictionary: every row ``x_i`` seen so far enters independently with probability
+    ``p_i = min(q ||Gamma~(x_i, x_i)||, 1)``, where ``Gamma~`` is the posterior before
+    the update (the previous dictionary's) and ``q = accuracy``. If no row is drawn,
+    the row with the largest ``p_i`` is kept, so that **the dictionary is never
+    empty** once there are data. Built from a data set in one go, the model replays
+    MT-BKB: rows are added ``chunk_size`` at a time (``1``: exactly Algorithm 2), each
+    time with the variances of the model built on the rows before. Draws are
+    reproducible: the ``k``-th resampling uses a generator seeded from
+    ``(seed, k)`` unless a ``generator`` is passed to ``append_observations``.
+    With every ``p_i = 1`` (large ``accuracy``) the sketch is the exact posterior of
+    ``VectorValuedGP``.
+
+    **Routes.** With a single separable (ICM) term ``k B`` and full-vector data the
+    embedding is the scalar one of Appendix A, ``phi~_t(x) = (K~^{1/2})^+ k~_t(x)``,
+    shared by all tasks, and each eigen-direction ``u_i`` of ``B`` is a scalar problem
+    with matrix ``xi_i v~_t + eta I`` (eqs. (7)-(8)); the update costs
+    ``O(m t (d + r) + g r^2 t + g r^3)`` for ``g`` distinct eigenvalues of ``B`` (linear
+    in ``t``; no ``t x t`` matrix is formed). Otherwise (sums of separable kernels,
+    task-indexed data) the embedding is built on scalar observations ``(x, i)``: a
+    full-vector row contributes its ``n`` columns to the dictionary, a task-indexed
+    observation its own column, with ``p = min(q Gamma~(x, x)_{ii}, 1)``.
+
+    **Precision.** Run in float64 for the theory (the default of the problems). In
+    float32 the embedding amplifies round-off by ``1 / sqrt`` of the smallest kept
+    eigenvalue of ``G~_t`` (``PSEUDO_INVERSE_RTOL`` is ``1e-6`` there): posterior means
+    are then accurate to about ``1e-2`` on unit-scale data.
+
+    Example:
+        >>> model = NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1, accuracy=100.0)
+        >>> model.dictionary_size, model.posterior(test_X).mean.shape  # (m, q x n)
+    """
+
+    _num_outputs: int
+
+    def __init__(
+        self,
+        train_X: Tensor,
+        train_Y: Tensor,
+        data_kernel: Kernel | Sequence[Kernel],
+        task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
+        noise_variance: float,
+        train_tasks: Tensor | None = None,
+        accuracy: float = 100.0,
+        seed: int = 0,
+        chunk_size: int = 1,
+    ) -> None:
+        r"""Build the sketch from data, replaying MT-BKB's dictionary updates.
+
+        Args:
+            train_X: ``N x d`` inputs (``N`` may be 0: the prior).
+            train_Y: ``N x n`` outputs (full-vector data) or ``N x 1`` with
+                ``train_tasks`` (task-indexed data).
+            data_kernel: A GPyTorch kernel, or a list of them (as ``VectorValuedGP``).
+            task_covariance: ``n x n`` PSD tensor(s) or task-kernel module(s).
+            noise_variance: The regularizer ``eta > 0``.
+            train_tasks: ``N`` task indices for task-indexed data, else ``None``.
+            accuracy: ``q >= 1`` of Algorithm 2 (Theorem 3's value:
+                ``botorch_mtucb.confidence.mt_bkb_accuracy(eps, delta, T)``).
+            seed: Seed of the dictionary draws (an ``int``).
+            chunk_size: Rows added per replayed update when building from data
+                (``>= 1``; ``1`` is Algorithm 2 exactly, larger is faster and draws
+                with older, larger variances, hence a larger dictionary).
+
+        Raises:
+            TypeError: As ``VectorValuedGP``, or a non-int ``seed`` / ``chunk_size``.
+            ValueError: As ``VectorValuedGP``; also ``accuracy < 1`` (or not finite)
+                and ``chunk_size < 1``.
+        """
+        super().__init__()
+        try:
+            accuracy = float(accuracy)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"accuracy must be a number >= 1, got {accuracy!r}") from error
+        if not math.isfinite(accuracy) or accuracy < 1.0:
+            raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
+        for value, name in ((seed, "seed"), (chunk_size, "chunk_size")):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {value!r}")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        train_X, train_Y, train_tasks = self._setup(
+            train_X, train_Y, data_kernel, task_covariance, noise_variance, train_tasks
+        )
+        num_tasks = self.num_tasks
+        self.accuracy = accuracy
+        self.seed = seed
+        self.chunk_size = chunk_size
+        self._num_resamplings = 0
+        if self._use_icm:
+            xi, U, group_of, group_xi = eigen_groups(self.kernel.task_covariances[0])
+            self.register_buffer("_xi", xi)
+            self.register_buffer("_U", U)
+            self.register_buffer("_group_of", group_of)
+            self.register_buffer("_group_xi", group_xi)
+        empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
+        self.register_buffer("train_X", train_X.new_zeros(0, train_X.shape[-1]))
+        self.register_buffer("train_Y", train_Y.new_zeros(0, train_Y.shape[-1]))
+        self.register_buffer("train_tasks", empty_tasks)
+        self.register_buffer("_unit_norms", train_X.new_zeros(0))
+        self.register_buffer("_unit_task_variances", train_X.new_zeros(0, num_tasks))
+        self.register_buffer("_dictionary", torch.zeros(0, dtype=torch.long, device=train_X.device))
+        self.register_buffer("_probabilities", train_X.new_zeros(0))
+        self.register_buffer("_log_det_sum", train_X.new_zeros(()))
+        for name in ("_root", "_chol", "_alpha", "_train_embedding"):
+            self.register_buffer(name, None)
+        for start in range(0, train_X.shape[0], chunk_size):
+            stop = start + chunk_size
+            tasks = None if train_tasks is None else train_tasks[start:stop]
+            self.append_observations(train_X[start:stop], train_Y[start:stop], tasks)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def dictionary_size(self) -> int:
+        """``m_t``: the number of rows (full-vector data) or scalar observations
+        (task-indexed data) in the dictionary; ``>= 1`` once there are data."""
+        return int(self._dictionary.numel())
+
+    @property
+    def dictionary(self) -> Tensor:
+        """Indices (into the training rows) of the dictionary, ``m_t`` (long)."""
+        return self._dictionary
+
+    @property
+    def inclusion_probabilities(self) -> Tensor:
+        """``p_{t, i}`` of the dictionary's rows, ``m_t`` (in ``(0, 1]``)."""
+        return self._probabilities
+
+    @property
+    def embedding_dimension(self) -> int:
+        """``r``: the number of kept eigen-directions of ``G~_t`` (0 without data)."""
+        return 0 if self._root is None else int(self._root.shape[-1])
+
+    @property
+    def num_resamplings(self) -> int:
+        """How many times the dictionary has been drawn."""
+        return self._num_resamplings
+
+    @property
+    def sketched_log_det_sum(self) -> Tensor:
+        r"""``sum_s log det(I_n + Gamma~_{s-1}(x_s, x_s) / eta)`` (a 0-d tensor, nats).
+
+        The data-dependent term of Theorem 3's width: each row's ``n x n`` posterior
+        block (``1 x 1`` for task-indexed data) under the model before the update that
+        added it (rows added together use the same earlier model).
+        """
+        return self._log_det_sum
+
+    @property
+    def train_variances(self) -> Tensor:
+        r"""``diag(Gamma~_t(x_s, x_s))`` at the training rows: ``N x n``."""
+        return self._unit_task_variances
+
+    # ------------------------------------------------------------- dictionary
+    def _dictionary_generator(self, generator: torch.Generator | None) -> torch.Generator:
+        if generator is not None:
+            return generator
+        seeded = torch.Generator()
+        seeded.manual_seed((self.seed * 1_000_003 + self._num_resamplings * 7_919) % (2**63))
+        return seeded
+
+    def _resample(self, norms: Tensor, generator: torch.Generator | None) -> None:
+        """Draw ``D_t``: row ``i`` with probability ``min(q norms_i, 1)`` (never empty)."""
+        probabilities = (self.accuracy * norms.clamp_min(0.0)).clamp_max(1.0)
+        uniform = torch.rand(
+            norms.shape[0], generator=self._dictionary_generator(generator), dtype=torch.float64
+        )
+        chosen = uniform.to(norms.device) < probabilities.to(torch.float64)
+        if not chosen.any():  # keep the most informative row: never an empty dictionary
+            chosen[int(torch.argmax(probabilities))] = True
+        self._num_resamplings += 1
+        self._dictionary = torch.nonzero(chosen).reshape(-1).to(norms.device)
+        # Weights 1/sqrt(p); a zero-variance row (p = 0) kept above gets weight 1: the
+        # posterior does not depend on the weights (Lemma 8), only the span matters.
+        kept = probabilities[self._dictionary]
+        self._probabilities = torch.where(kept > 0, kept, torch.ones_like(kept))
+
+    def _dictionary_columns(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Scalar columns ``(x, task)`` of the dictionary and their weights ``1/sqrt(p)``."""
+        weights = self._probabilities.rsqrt()
+        X = self.train_X[self._dictionary]
+        if self._full_vector:
+            n = self.num_tasks
+            tasks = torch.arange(n, device=X.device).repeat(X.shape[0])
+            return X.repeat_interleave(n, 0), tasks, weights.repeat_interleave(n, 0)
+        return X, self.train_tasks[self._dictionary], weights
+
+    def _scalar_observations(self) -> tuple[Tensor, Tensor, Tensor]:
+        if self._full_vector:
+            n = self.num_tasks
+            tasks = torch.arange(n, device=self.train_X.device).repeat(self.train_X.shape[0])
+            return self.train_X.repeat_interleave(n, 0), tasks, self.train_Y.reshape(-1)
+        return self.train_X, self.train_tasks, self.train_Y.reshape(-1)
+
+    # ---------------------------------------------------------------- sketches
+    def _rebuild(self) -> None:
+        """Embedding, ``chol(V~ + eta I)`` and weights for the current dictionary."""
+        if self._use_icm:
+            self._rebuild_icm()
+        else:
+            self._rebuild_general()
+
+    def _rebuild_icm(self) -> None:
+        kernel = self.kernel.kernels[0]
+        D = self.train_X[self._dictionary]
+        weights = self._probabilities.rsqrt()
+        gram = weights[:, None] * kernel(D, D).to_dense() * weights  # K~_t, m x m
+        # phi~(x) = (K~^{1/2})^+ k~_t(x) = root^T (w * k(D, x)): root is m x r
+        self._root = weights[:, None] * _pinv_root(gram)
+        phi = self._root.transpose(0, 1) @ kernel(D, self.train_X).to_dense()  # r x t
+        self._train_embedding = phi
+        v = phi @ phi.transpose(0, 1)  # v~_t, r x r
+        eye = torch.eye(v.shape[0], dtype=v.dtype, device=v.device)
+        self._chol = psd_safe_cholesky(
+            self._group_xi[:, None, None] * v + self.noise_variance * eye
+        )  # g x r x r
+        rotated = phi @ (self.train_Y @ self._U)  # r x n: sum_s (y_s^T u_i) phi~(x_s)
+        chol = self._chol[self._group_of]  # n x r x r
+        alpha = torch.cholesky_solve(rotated.transpose(0, 1).unsqueeze(-1), chol)
+        self._alpha = alpha.squeeze(-1).transpose(0, 1) * self._xi  # r x n, eq. (7)
+
+    def _rebuild_general(self) -> None:
+        D_X, D_tasks, weights = self._dictionary_columns()
+        gram = self.kernel.observation_covariance(D_X, D_tasks, D_X, D_tasks)
+        gram = weights[:, None] * gram * weights  # G~_t, J x J
+        self._root = weights[:, None] * _pinv_root(gram)  # J x r
+        obs_X, obs_tasks, obs_y = self._scalar_observations()
+        cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x M
+        Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
+        self._train_embedding = Z
+        eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
+        self._chol = psd_safe_cholesky(Z @ Z.transpose(0, 1) + self.noise_variance * eye)
+        self._alpha = torch.cholesky_solve((Z @ obs_y).unsqueeze(-1), self._chol).squeeze(-1)
+
+    # ------------------------------------------------------- variances at rows
+    def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
+        """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""
+        r = phi.shape[0]
+        flat = phi.reshape(r, -1)
+        solved = torch.linalg.solve_triangular(
+            self._chol, flat.expand(self._chol.shape[0], r, flat.shape[-1]), upper=False
+        )  # g x r x P
+        quad = solved.square().sum(-2)[self._group_of]  # n x P
+        residual = prior.reshape(-1) - flat.square().sum(0)  # P
+        components = self._xi[:, None] * (residual + self.noise_variance * quad)  # n x P
+        return components.transpose(0, 1).reshape(*phi.shape[1:], -1)
+
+    def _row_statistics(self, X: Tensor, tasks: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+        """At rows ``X`` (``k x d``): norms ``||Gamma~(x, x)||`` (or ``Gamma~_ii``),
+        the diagonal ``k x n`` and ``log det(I + block / eta)`` (``k``)."""
+        eta = self.noise_variance
+        if self._use_icm:
+            prior = self.kernel.kernels[0](X, X, diag=True)  # k
+            if self._root is None:
+                components = self._xi * prior[:, None]  # k x n
+            else:
+                phi = (
+                    self._root.transpose(0, 1)
+                    @ self.kernel.kernels[0](self.train_X[self._dictionary], X).to_dense()
+                )
+                components = self._component_variances(phi, prior)
+            components = components.clamp_min(0.0)
+            diagonal = components @ self._U.square().transpose(0, 1)
+            log_det = torch.log1p(components / eta).sum(-1)
+            return components.amax(-1), diagonal, log_det
+        blocks = self._blocks(X.unsqueeze(-2))[:, 0]  # k x n x n
+        diagonal = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
+        if self._full_vector:
+            eigenvalues = torch.linalg.eigvalsh(blocks).clamp_min(0.0)
+            return eigenvalues[:, -1], diagonal, torch.log1p(eigenvalues / eta).sum(-1)
+        own = diagonal.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
+        return own, diagonal, torch.log1p(own / eta)
+
+    def _blocks(self, X: Tensor) -> Tensor:
+        """General route: per-point ``n x n`` posterior blocks at ``X`` (``k x 1 x d``)."""
+        _, covariance = self._general_mean_and_covariance(X)
+        return covariance.reshape(X.shape[0], 1, self.num_tasks, self.num_tasks)
+
+    def _refresh_row_statistics(self) -> None:
+        """Variances at every training row under the current sketch (for the next draw)."""
+        if self._use_icm:
+            prior = self.kernel.kernels[0](self.train_X, self.train_X, diag=True)
+            components = self._component_variances(self._train_embedding, prior).clamp_min(0.0)
+            self._unit_norms = components.amax(-1)
+            self._unit_task_variances = components @ self._U.square().transpose(0, 1)
+            return
+        norms, diagonal, _ = self._row_statistics(self.train_X, self.train_tasks)
+        self._unit_norms, self._unit_task_variances = norms, diagonal
+
+    # ------------------------------------------------------------------ posterior
+    def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
+        if self._use_icm:
+            return self._icm_mean_and_covariance(X)
+        return self._general_mean_and_covariance(X)
+
+    def _icm_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        kernel = self.kernel.kernels[0]
+        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
+        prior_k = kernel(X, X).to_dense()  # b x q x q
+        xi, U = self._xi, self._U
+        if self._root is None:
+            mean_rotated = X.new_zeros(*batch, q, n)
+            component = xi[:, None, None] * prior_k.unsqueeze(-3)
+        else:
+            D = self.train_X[self._dictionary]
+            phi = kernel(X, D.expand(*batch, *D.shape)).to_dense() @ self._root  # b x q x r
+            mean_rotated = phi @ self._alpha  # eq. (7) in the eigen-basis
+            r = phi.shape[-1]
+            columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q)
+            solved = torch.linalg.solve_triangular(
+                self._chol, columns.expand(self._chol.shape[0], r, -1), upper=False
+            ).reshape(self._chol.shape[0], r, -1, q)  # g x r x B x q
+            quad = torch.einsum("grba,grbc->bgac", solved, solved)[:, self._group_of]
+            quad = quad.reshape(*batch, n, q, q)
+            residual = prior_k - phi @ phi.transpose(-1, -2)  # k(x, x') - phi~^T phi~
+            # eq. (8) before the max, for every pair of points
+            component = xi[:, None, None] * (residual.unsqueeze(-3) + self.noise_variance * quad)
+        mean = mean_rotated @ U.transpose(0, 1)
+        covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
+        return mean, covariance.reshape(*batch, q * n, q * n)
+
+    def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
+        prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
+        if self._root is None:
+            return X.new_zeros(*batch, q, n), prior
+        D_X, D_tasks, _ = self._dictionary_columns()
+        cross = self.kernel.task_block_covariance(X, D_X, D_tasks)  # b x q x n x J
+        phi = (cross @ self._root).reshape(*batch, q * n, -1)  # Phi~_t(x)^T rows
+        mean = (phi @ self._alpha).reshape(*batch, q, n)
+        r = phi.shape[-1]
+        columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q n)
+        solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
+        solved = solved.reshape(r, -1, q * n)
+        quad = torch.einsum("rbi,rbj->bij", solved, solved).reshape(*batch, q * n, q * n)
+        covariance = prior - phi @ phi.transpose(-1, -2) + self.noise_variance * quad
+        return mean, covariance
+
+    def append_observations(
+        self,
+        X: Tensor,
+        Y: Tensor,
+        train_tasks: Tensor | None = None,
+        generator: torch.Generator | None = None,
+    ) -> NystromVectorValuedGP:
+        r"""One MT-BKB update in place: add the rows, redraw ``D_t`` with the current
+        variances, rebuild the sketch. Returns ``self``.
+
+        Same arguments and errors as ``condition_on_observations``; ``generator``
+        (optional) replaces the model's own seeded stream for this draw.
+        """
+        X, Y, tasks = self._check_new_data(X, Y, train_tasks)
+        if X.shape[0] == 0:
+            return self
+        with torch.no_grad():
+            norms, diagonal, log_det = self._row_statistics(X, tasks)
+            self._log_det_sum = self._log_det_sum + log_det.sum()
+            self.train_X = torch.cat([self.train_X, X])
+            self.train_Y = torch.cat([self.train_Y, Y])
+            if tasks is not None:
+                self.train_tasks = torch.cat([self.train_tasks, tasks])
+            self._unit_norms = torch.cat([self._unit_norms, norms])
+            self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
+            self._resample(self._unit_norms, generator)
+            self._rebuild()
+            self._refresh_row_statistics()
+        return self

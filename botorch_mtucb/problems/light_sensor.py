@@ -1,0 +1,221 @@
+"""The light-sensor problem: real readings of 41 light sensors (paper 000, Section 5,
+"Sensor measurements", adapted to the light-sensor data shipped with the package).
+
+Data: ``data/light_sensor.npz`` (provenance in ``data/LIGHT_SENSOR.md``). Choices, all
+recorded in the problem's ``notes``:
+
+* Domain: the 41 sensor locations, coordinates shifted and divided by the largest
+  range so that they lie in ``[0, 1]^2`` (aspect ratio kept).
+* Tasks (``n = 3``): the mean lux at each location over three consecutive blocks of
+  64 test readings, divided by the largest test reading (so ``f`` lies in [0, 1]).
+* Observation of task ``i`` at a location: one test reading of block ``i`` there,
+  drawn uniformly at random and normalized the same way (real noise).
+* Kernel, from the training readings only (normalized the same way): an SE kernel
+  with a signal variance and a white-noise term fitted by maximum marginal likelihood
+  to the 601 training time steps, each seen as a draw of a zero-mean GP over the
+  locations. The data kernel ``k`` is the fitted correlation plus the fitted
+  noise-to-signal ratio on the diagonal (a nugget: on a finite domain this keeps
+  ``K`` invertible, so the RKHS norm is finite). ``B = R^T K^{-1} R / m`` with ``R``
+  the ``m x 3`` matrix (``m = 41`` locations) of the training readings' means over
+  three consecutive blocks of the training time steps (the training analogue of the
+  tasks).
+* Noise level ``sigma^2``: for each task, the within-block variance over time of the
+  training readings, averaged over locations; the largest of the three.
+* Regularizer ``eta = 0.1`` (paper 000's value).
+* Norm bounds: the exact RKHS norm ``sqrt(vec(F)^T G^{-1} vec(F))`` of ``f`` with
+  ``G = K kron B`` for MT-KB, and with ``G = K kron diag(B)`` for the independent
+  baselines (each method gets the norm of ``f`` in its own RKHS).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import gpytorch
+import numpy as np
+import torch
+from gpytorch.kernels import Kernel, RBFKernel
+from torch import Tensor
+
+from botorch_mtucb.problems.multi_task_problem import (
+    MultiTaskProblem,
+    finite_domain_rkhs_norm,
+    kernel_matrix,
+)
+from botorch_mtucb.utils.domains import FiniteDomain
+
+DTYPE = torch.float64
+NUM_BLOCKS = 3
+
+
+class FiniteDomainNuggetKernel(Kernel):
+    r"""``k(x, x') = nugget * 1[x == x']``: a white-noise term on a finite domain.
+
+    Added to a stationary kernel on a finite set of locations it keeps the kernel
+    matrix invertible (every function on the set has a finite RKHS norm).
+    """
+
+    def __init__(self, nugget: float, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if not nugget >= 0:
+            raise ValueError(f"nugget must be >= 0, got {nugget}")
+        self.nugget = float(nugget)
+
+    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
+        if diag:
+            return torch.full(x1.shape[:-1], self.nugget, dtype=x1.dtype, device=x1.device)
+        equal = (x1.unsqueeze(-2) == x2.unsqueeze(-3)).all(dim=-1)
+        return self.nugget * equal.to(x1.dtype)
+
+
+def load_light_sensor_data() -> dict[str, np.ndarray]:
+    """The arrays of the shipped ``light_sensor.npz`` (see ``data/LIGHT_SENSOR.md``)."""
+    path = resources.files("botorch_mtucb.problems") / "data" / "light_sensor.npz"
+    with resources.as_file(path) as file, np.load(file) as data:
+        return {key: data[key] for key in data.files}
+
+
+class _SpatialGP(gpytorch.models.ExactGP):
+    """Zero-mean GP over locations; the training targets hold one row per time step."""
+
+    def __init__(self, X: Tensor, Y: Tensor, likelihood) -> None:
+        super().__init__(X, Y, likelihood)
+        self.covar_module = gpytorch.kernels.ScaleKernel(RBFKernel())
+
+    def forward(self, x: Tensor):
+        mean = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
+        return gpytorch.distributions.MultivariateNormal(mean, self.covar_module(x))
+
+
+def fit_spatial_se_kernel(X: Tensor, readings: Tensor) -> dict[str, float]:
+    """Maximum-likelihood SE kernel over locations for replicated readings.
+
+    Args:
+        X: ``m x 2`` locations; readings: ``r x m`` (one row per time step).
+
+    Returns:
+        ``{"lengthscale", "outputscale", "noise"}`` (GPyTorch's SE, signal variance,
+        white-noise variance) maximizing GPyTorch's exact marginal likelihood summed
+        over the rows; deterministic: L-BFGS (strong Wolfe line search) from several
+        starting lengthscales, the best end point kept.
+    """
+    best: tuple[float, dict[str, float]] | None = None
+    for initial_lengthscale in (0.1, 0.3, 1.0):
+        likelihood = gpytorch.likelihoods.GaussianLikelihood().to(DTYPE)
+        model = _SpatialGP(X, readings, likelihood).to(DTYPE)
+        model.covar_module.base_kernel.lengthscale = initial_lengthscale
+        model.covar_module.outputscale = float(readings.square().mean())
+        likelihood.noise = 0.1 * float(readings.var())
+        mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+        model.train()
+        optimizer = torch.optim.LBFGS(
+            model.parameters(), lr=1.0, max_iter=500, line_search_fn="strong_wolfe"
+        )
+
+        def closure(model=model, mll=mll, optimizer=optimizer):
+            optimizer.zero_grad()
+            loss = -mll(model(X), readings).sum()
+            loss.backward()
+            return loss
+
+        optimizer.step(closure)
+        with torch.no_grad():
+            loss = float(-mll(model(X), readings).sum())
+            fitted = {
+                "lengthscale": float(model.covar_module.base_kernel.lengthscale),
+                "outputscale": float(model.covar_module.outputscale),
+                "noise": float(likelihood.noise),
+            }
+        if best is None or loss < best[0]:
+            best = (loss, fitted)
+    return best[1]
+
+
+@functools.lru_cache(maxsize=1)
+def _light_sensor_setup() -> dict:
+    data = load_light_sensor_data()
+    coords = torch.tensor(data["coords"], dtype=DTYPE)
+    lower = coords.amin(0)
+    X = (coords - lower) / (coords.amax(0) - lower).amax()
+    scale = float(data["test_lux"].max())
+    train = torch.tensor(data["train_lux"], dtype=DTYPE) / scale  # 601 x 41
+    test = torch.tensor(data["test_lux"], dtype=DTYPE) / scale  # 192 x 41
+    fitted = fit_spatial_se_kernel(X, train)
+    nugget = fitted["noise"] / fitted["outputscale"]
+    kernel = RBFKernel().to(DTYPE) + FiniteDomainNuggetKernel(nugget)
+    kernel.kernels[0].lengthscale = fitted["lengthscale"]
+    for parameter in kernel.parameters():
+        parameter.requires_grad_(False)
+    K = kernel_matrix(kernel, X)
+    train_blocks = torch.tensor_split(torch.arange(train.shape[0]), NUM_BLOCKS)
+    test_blocks = torch.tensor_split(torch.arange(test.shape[0]), NUM_BLOCKS)
+    R = torch.stack([train[b].mean(0) for b in train_blocks], dim=1)  # m x 3
+    B = R.T @ torch.linalg.solve(K, R) / R.shape[0]
+    B = 0.5 * (B + B.T)
+    noise_variance = max(float(train[b].var(0).mean()) for b in train_blocks)
+    F = torch.stack([test[b].mean(0) for b in test_blocks], dim=1)  # 41 x 3
+    readings = torch.stack([test[b] for b in test_blocks], dim=0)  # 3 x 64 x 41
+    return {
+        "X": X,
+        "F": F,
+        "readings": readings,
+        "kernel": kernel,
+        "B": B,
+        "sigma": noise_variance**0.5,
+        "norm": finite_domain_rkhs_norm(F, K, B),
+        "independent_norm": finite_domain_rkhs_norm(F, K, torch.diag(torch.diag(B))),
+        "fitted": fitted,
+    }
+
+
+def light_sensor_problem() -> MultiTaskProblem:
+    """The light-sensor problem (41 locations, 3 tasks, real noise); see the module
+    docstring for every choice."""
+    setup = _light_sensor_setup()
+    X, F, readings = setup["X"], setup["F"], setup["readings"]
+
+    def objective(points: Tensor) -> Tensor:
+        index = _location_index(X, points)
+        return F[index]
+
+    def observe(x: Tensor, generator: torch.Generator) -> Tensor:
+        index = _location_index(X, x.reshape(1, -1))[0]
+        draws = torch.randint(0, readings.shape[1], (readings.shape[0],), generator=generator)
+        return readings[torch.arange(readings.shape[0]), draws, index]
+
+    return MultiTaskProblem(
+        name="light-sensor",
+        domain=FiniteDomain(X),
+        objective_function=objective,
+        observation_function=observe,
+        data_kernel=setup["kernel"],
+        task_covariance=setup["B"],
+        noise_std=setup["sigma"],
+        rkhs_norm_bound=setup["norm"],
+        independent_rkhs_norm_bound=setup["independent_norm"],
+        reference_point=F.amin(0),
+        regret_points=X,
+        notes={
+            "data": "light_sensor.npz (see LIGHT_SENSOR.md)",
+            "fitted_se_kernel": setup["fitted"],
+            "task_covariance": setup["B"].tolist(),
+            "noise_std": setup["sigma"],
+            "rkhs_norm_bound": setup["norm"],
+            "independent_rkhs_norm_bound": setup["independent_norm"],
+        },
+    )
+
+
+def _location_index(X: Tensor, points: Tensor) -> Tensor:
+    """Index of each of ``points`` (``... x 2``) among the locations ``X``.
+
+    Raises:
+        ValueError: If a point is not one of the 41 locations.
+    """
+    flat = points.reshape(-1, X.shape[-1]).to(X)
+    distances = (flat.unsqueeze(-2) - X).abs().amax(dim=-1)  # P x 41
+    best = distances.min(dim=-1)
+    if (best.values > 1e-9).any():
+        raise ValueError("the light-sensor problem is defined on its 41 locations only")
+    return best.indices.reshape(points.shape[:-1])

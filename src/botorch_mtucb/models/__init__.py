@@ -1,7 +1,0 @@
-"""BoTorch models: the exact vector-valued GP and its Nystrom sketch (MT-BKB)."""
-
-from botorch_mtucb.models.multitask_kernel import SumOfSeparableKernels
-from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
-from botorch_mtucb.models.vector_valued_gp import VectorValuedGP
-
-__all__ = ["NystromVectorValuedGP", "SumOfSeparableKernels", "VectorValuedGP"]

@@ -1,0 +1,136 @@
+"""MT-AL (Algorithm 2) and the baselines Uniform, AE-LSVI (Appendix C.3) and MTS."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from gpytorch.kernels import LinearKernel
+
+from botorch_mtucb.bandits.environments.task_indexed import (
+    ActiveMultiTaskEnvironment,
+    decode_active_action,
+)
+from botorch_mtucb.bandits.runner import run_policy
+from botorch_mtucb.bandits.task_indexed.active_learning import (
+    AELSVI,
+    MultiTaskActiveLearning,
+    MultiTaskThompsonSampling,
+    UniformTaskActiveLearning,
+)
+from botorch_mtucb.problems.multitask_synthetic import multitask_synthetic_problem
+from botorch_mtucb.utils.domains import BoxDomain
+
+
+def linear_kernel():
+    kernel = LinearKernel().double()
+    kernel.initialize(variance=1.0)
+    return kernel
+
+
+def _problem():
+    return multitask_synthetic_problem(3, 0.3, dim=2, num_actions=30, radius=1.0, seed=5)
+
+
+def _make(cls, problem, **kwargs):
+    return cls(
+        problem.domains(),
+        linear_kernel(),
+        0.5,
+        problem.rkhs_norm_bound,
+        problem.task_deviation,
+        **kwargs,
+    )
+
+
+def _warm_up(policy, problem, rounds=6):
+    environment = ActiveMultiTaskEnvironment(problem)
+    generator = torch.Generator().manual_seed(1)
+    for t in range(rounds):  # query tasks in a fixed order, arms at random
+        task = t % problem.num_tasks
+        recommendations = torch.stack(
+            [a[int(torch.randint(len(a), (1,), generator=generator))] for a in problem.arms]
+        )
+        action = torch.cat(
+            [torch.tensor([float(task)], dtype=torch.float64), recommendations.reshape(-1)]
+        )
+        policy.update(action, environment.observe(action, {}, generator), {}, generator)
+    return generator
+
+
+@pytest.mark.parametrize("cls", [MultiTaskActiveLearning, AELSVI])
+def test_task_rules_match_their_definitions(cls):
+    problem = _problem()
+    policy = _make(cls, problem)
+    generator = _warm_up(policy, problem)
+    width = policy.width()
+    scores, points = [], []
+    for i in range(problem.num_tasks):
+        mean, std = policy.regression.posterior.mean(i), policy.regression.posterior.std(i)
+        ucb, lcb = mean + width * std, mean - width * std
+        k = int(torch.argmax(ucb))
+        points.append(problem.arms[i][k])
+        if cls is MultiTaskActiveLearning:
+            scores.append(float(width * std[k]))  # beta sigma(i, x^i)
+        else:
+            scores.append(float(ucb[k] - lcb.max()))  # ucb(i, x^i) - max lcb(i, .)
+    task, recommendations = decode_active_action(policy.select({}, generator), problem.num_tasks)
+    assert torch.equal(recommendations, torch.stack(points))
+    assert task == max(range(problem.num_tasks), key=lambda i: scores[i])
+
+
+def test_uniform_draws_every_task():
+    problem = _problem()
+    policy = _make(UniformTaskActiveLearning, problem)
+    generator = torch.Generator().manual_seed(0)
+    tasks = [decode_active_action(policy.select({}, generator), 3)[0] for _ in range(300)]
+    counts = [tasks.count(i) for i in range(3)]
+    assert min(counts) > 70
+
+
+@pytest.mark.parametrize("cls", [MultiTaskActiveLearning, MultiTaskThompsonSampling])
+def test_first_round_ties_are_broken_at_random(cls):
+    # Under the prior every task has the same score (MT-AL: width * ||x|| on arms of equal
+    # norm; MTS: +inf), so the first queried task must not always be task 0.
+    problem = _problem()
+    firsts = set()
+    for seed in range(40):
+        policy = _make(cls, problem)
+        firsts.add(
+            decode_active_action(policy.select({}, torch.Generator().manual_seed(seed)), 3)[0]
+        )
+    assert firsts == {0, 1, 2}
+
+
+def test_mts_queries_unexplored_tasks_first_then_sampled_improvement():
+    problem = _problem()
+    policy = _make(MultiTaskThompsonSampling, problem)
+    environment = ActiveMultiTaskEnvironment(problem)
+    records = run_policy(policy, environment, 6, seed=0)
+    first = [int(r.x[0]) for r in records[:3]]
+    assert sorted(first) == [0, 1, 2]  # score +inf for tasks never queried: each once
+    assert all(math.isfinite(r.regret) and r.regret >= 0 for r in records)
+    with pytest.raises(TypeError, match="finite domains"):
+        bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+        MultiTaskThompsonSampling(BoxDomain(bounds), linear_kernel(), 0.5, 1.0, 0.3, num_tasks=2)
+
+
+def test_naive_width_and_resume(tmp_path):
+    problem = _problem()
+    naive = _make(MultiTaskActiveLearning, problem, width="naive", regularization=1.0)
+    improved = _make(MultiTaskActiveLearning, problem)
+    assert naive.width_rule == "naive" and naive.regression.regularization == 1.0
+    widths = improved.regression.widths(problem.rkhs_norm_bound, problem.task_deviation, 0.01)
+    assert improved.width() == widths["new"] <= widths["naive"]
+    environment = ActiveMultiTaskEnvironment(problem)
+    full = run_policy(_make(MultiTaskActiveLearning, problem), environment, 8, seed=2)
+    run_policy(
+        _make(MultiTaskActiveLearning, problem), environment, 3, seed=2, path=tmp_path / "r.jsonl"
+    )
+    resumed = run_policy(
+        _make(MultiTaskActiveLearning, problem), environment, 8, seed=2, path=tmp_path / "r.jsonl"
+    )
+    assert [r.x for r in resumed] == [r.x for r in full]
+    with pytest.raises(ValueError, match="width must be one of"):
+        _make(MultiTaskActiveLearning, problem, width="bogus")
