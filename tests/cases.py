@@ -58,7 +58,7 @@ class Case:
         covariances = (
             self.task_covariances[0] if len(self.task_covariances) == 1 else self.task_covariances
         )
-        return VectorValuedGP(X, Y, kernels, covariances, noise_variance=ETA, train_tasks=tasks)
+        return VectorValuedGP(X, Y, kernels, covariances, regularization=ETA, train_tasks=tasks)
 
     def tasks_numpy(self, tasks="same"):
         tasks = self.train_tasks if isinstance(tasks, str) else tasks

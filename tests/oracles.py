@@ -98,7 +98,7 @@ class DenseMultiTaskGP:
 
     Args:
         terms: ``(k_m, B_m)`` pairs (NumPy kernel functions and ``n x n`` arrays).
-        eta: The regularizer / noise variance.
+        eta: The regularization / noise variance.
     """
 
     terms: Sequence[tuple[KernelFunction, np.ndarray]]

@@ -13,7 +13,8 @@ from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
-from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound, check_alphas
+from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound
+from botorch_mtucb.utils.checks import check_alphas
 
 
 class MartingaleMixtureUCB(AcquisitionFunction):

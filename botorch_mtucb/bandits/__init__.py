@@ -13,7 +13,7 @@ from botorch_mtucb.bandits.kernel_ucb.kernel_ucb import (
     default_mixture_scale,
 )
 from botorch_mtucb.bandits.runner import Environment, Policy, StepRecord, run_policy
-from botorch_mtucb.bandits.scalarized.mobo import RandomScalarizationUCB, ScalarizedObjectiveUCB
+from botorch_mtucb.bandits.scalarized.mobo import RandomScalarizationUCB
 from botorch_mtucb.bandits.scalarized.mt_bkb import (
     IndependentTaskBudgetedKernelizedBandit,
     MultiTaskBudgetedKernelizedBandit,
@@ -30,17 +30,13 @@ from botorch_mtucb.bandits.task_indexed.active_learning import (
 )
 from botorch_mtucb.bandits.task_indexed.mt_ucb import AdaptiveMultiTaskUCB, MultiTaskUCB
 from botorch_mtucb.bandits.task_indexed.regression import AgnosticMultiTaskRegression
-from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
-from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain, maximize_acquisition
 
 __all__ = [
     "AELSVI",
     "ActiveMultiTaskEnvironment",
     "AdaptiveMultiTaskUCB",
     "AgnosticMultiTaskRegression",
-    "BoxDomain",
     "Environment",
-    "FiniteDomain",
     "IndependentTaskBudgetedKernelizedBandit",
     "IndependentTaskKernelizedBandit",
     "KernelUCB",
@@ -54,13 +50,10 @@ __all__ = [
     "RandomPolicy",
     "RandomScalarizationUCB",
     "ScalarizedEnvironment",
-    "ScalarizedObjectiveUCB",
     "StepRecord",
-    "TaskArmPosterior",
     "UniformTaskActiveLearning",
     "decode_active_action",
     "default_mixture_scale",
     "encode_active_action",
-    "maximize_acquisition",
     "run_policy",
 ]

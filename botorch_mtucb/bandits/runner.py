@@ -26,17 +26,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
-ENVIRONMENT_STREAM = 0
-POLICY_STREAM = 1
-
-
-def round_generator(seed: int, t: int, stream: int) -> torch.Generator:
-    """A CPU generator seeded deterministically from ``(seed, round t, stream)``."""
-    generator = torch.Generator()
-    generator.manual_seed(
-        (int(seed) * 1_000_003 + int(t) * 7_919 + int(stream) * 104_729) % (2**63)
-    )
-    return generator
+from botorch_mtucb.utils.random import ENVIRONMENT_STREAM, POLICY_STREAM, round_generator
 
 
 @runtime_checkable

@@ -54,7 +54,7 @@ from torch import Tensor
 from botorch_mtucb.models import VectorValuedGP
 
 DTYPE = torch.float64
-NOISE_VARIANCE = 0.1  # eta, the papers' regularizer
+NOISE_VARIANCE = 0.1  # eta, the papers' regularization
 LENGTHSCALE = 0.2
 INPUT_DIM = 2
 EIGEN_TARGET = 20.0

@@ -101,7 +101,7 @@ def measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats):
         problem.domain,
         problem.rkhs_norm_bound,
         problem.noise_std,
-        problem.noise_variance,
+        problem.regularization,
         DELTA,
         EPS,
         accuracy=accuracy,
@@ -112,7 +112,7 @@ def measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats):
         Y[: t - 1],
         problem.make_data_kernel(),
         problem.task_covariance,
-        problem.noise_variance,
+        problem.regularization,
         accuracy=accuracy,
         chunk_size=max(1, (t - 1) // 50),
     )
@@ -138,7 +138,7 @@ def measure_mt_kb(problem, environment, X, Y, t):
         problem.domain,
         problem.rkhs_norm_bound,
         problem.noise_std,
-        problem.noise_variance,
+        problem.regularization,
         DELTA,
     )
     start = time.perf_counter()
@@ -147,7 +147,7 @@ def measure_mt_kb(problem, environment, X, Y, t):
         Y[: t - 1],
         problem.make_data_kernel(),
         problem.task_covariance,
-        problem.noise_variance,
+        problem.regularization,
     )
     build = time.perf_counter() - start
     policy._width = policy.width()

@@ -10,10 +10,7 @@ from botorch_mtucb.confidence.agnostic_widths import (
     task_kernel_matrix,
     theorem2_kernel_parameter,
 )
-from botorch_mtucb.confidence.information_gain import (
-    information_gain,
-    information_gain_increment,
-)
+from botorch_mtucb.confidence.information_gain import information_gain, information_gain_increment
 from botorch_mtucb.confidence.martingale_mixture.bound import (
     EmptyConfidenceSetError,
     MartingaleMixtureBound,

@@ -35,25 +35,14 @@ from botorch_mtucb.utils.checks import (
     check_delta,
     check_nonnegative,
     check_nonnegative_tensor,
+    check_num_tasks,
     check_positive,
-    check_tasks,
+    check_task_data,
+    check_task_deviation,
     check_tensor,
 )
 
 WIDTH_NAMES = ("naive", "small_b", "large_b", "large_b_data_dependent", "new")
-
-
-def _check_num_tasks(num_tasks: int) -> int:
-    return as_int(num_tasks, "num_tasks", 1)
-
-
-def _check_task_deviation(task_deviation: float | Tensor) -> float:
-    value = as_float(task_deviation, "task_deviation")
-    if not 0.0 <= value <= 2.0:
-        raise ValueError(
-            f"task_deviation (epsilon of paper 001, eq. 5) must lie in [0, 2], got {value}"
-        )
-    return value
 
 
 def multitask_regularization(num_tasks: int, b: float) -> float:
@@ -74,7 +63,7 @@ def multitask_regularization(num_tasks: int, b: float) -> float:
         TypeError: If ``num_tasks`` is not an int or ``b`` not a number.
         ValueError: If ``num_tasks < 1`` or ``b < 0`` / NaN.
     """
-    n = _check_num_tasks(num_tasks)
+    n = check_num_tasks(num_tasks)
     b = check_b(b)
     if math.isinf(b):
         return 1.0 / n
@@ -98,8 +87,8 @@ def theorem2_kernel_parameter(num_tasks: int, task_deviation: float, horizon: in
             ``task_deviation`` not a real number.
         ValueError: For ``N < 1``, ``epsilon`` outside ``[0, 2]`` or ``T < 1``.
     """
-    n = _check_num_tasks(num_tasks)
-    eps = _check_task_deviation(task_deviation)
+    n = check_num_tasks(num_tasks)
+    eps = check_task_deviation(task_deviation)
     horizon = as_int(horizon, "horizon", 1)
     if horizon <= n:
         return math.inf if eps == 0 else n / eps**2
@@ -183,9 +172,9 @@ def multitask_widths(
             information gains and ``S`` of shapes that do not broadcast, or
             ``noise_std <= 0``.
     """
-    n = _check_num_tasks(num_tasks)
+    n = check_num_tasks(num_tasks)
     b = check_b(b)
-    eps = _check_task_deviation(task_deviation)
+    eps = check_task_deviation(task_deviation)
     lam = check_positive(regularization, "regularization")
     delta = check_delta(delta)
     sigma = check_positive(noise_std, "noise_std")
@@ -274,19 +263,13 @@ def task_kernel_matrix(
     directly in ``dtype`` (that module stores ``omega`` as a float32 parameter by
     default). ``b = inf`` gives ``11^T / N``.
     """
-    num_tasks = _check_num_tasks(num_tasks)
+    num_tasks = check_num_tasks(num_tasks)
     b = check_b(b)
     eye = torch.eye(num_tasks, dtype=dtype, device=device)
     ones = torch.full_like(eye, 1.0 / num_tasks)
     if math.isinf(b):
         return ones
     return eye / (1 + b) + b / (1 + b) * ones
-
-
-def _check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
-    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``."""
-    check_tensor(train_X, "train_X", dim=2)
-    return check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
 
 
 def multitask_information_gain(
@@ -318,9 +301,9 @@ def multitask_information_gain(
         ValueError, TypeError: For mismatched shapes, ``train_X`` holding NaN/inf,
             task indices out of range, ``b < 0`` or ``regularization <= 0``.
     """
-    n = _check_num_tasks(num_tasks)
+    n = check_num_tasks(num_tasks)
     b = check_b(b)
-    tasks = _check_task_data(train_X, train_tasks, n)
+    tasks = check_task_data(train_X, train_tasks, n)
     regularization = check_positive(regularization, "regularization")
     with torch.no_grad():
         task_matrix = task_kernel_matrix(n, b, train_X.dtype, train_X.device)
@@ -351,8 +334,8 @@ def single_task_information_gains(
     Returns:
         A tensor of shape ``N`` (nats; 0 for tasks without data).
     """
-    n = _check_num_tasks(num_tasks)
-    tasks = _check_task_data(train_X, train_tasks, n)
+    n = check_num_tasks(num_tasks)
+    tasks = check_task_data(train_X, train_tasks, n)
     check_positive(regularization, "regularization")
     gains = train_X.new_zeros(n)
     with torch.no_grad():
@@ -402,9 +385,9 @@ def task_effective_dimensions(
     Returns:
         A tensor of shape ``N`` (0 for tasks without data, and for ``b = inf``).
     """
-    n = _check_num_tasks(num_tasks)
+    n = check_num_tasks(num_tasks)
     b = check_b(b)
-    tasks = _check_task_data(train_X, train_tasks, n)
+    tasks = check_task_data(train_X, train_tasks, n)
     lam = check_positive(regularization, "regularization")
     dims = train_X.new_zeros(n)
     with torch.no_grad():

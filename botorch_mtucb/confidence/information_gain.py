@@ -16,23 +16,23 @@ from torch import Tensor
 from botorch_mtucb.utils.checks import check_positive, check_tensor
 
 
-def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
+def information_gain(kernel_matrix: Tensor, regularization: float) -> Tensor:
     r"""``1/2 log det(I + K / eta)`` for a PSD kernel matrix ``K``.
 
     Args:
         kernel_matrix: ``... x t x t`` PSD matrix (``t`` may be 0).
-        noise_variance: ``eta > 0``.
+        regularization: ``eta > 0``.
 
     Returns:
         A tensor of shape ``...`` (nats).
 
     Raises:
         TypeError: If ``K`` is not a real floating-point tensor or
-            ``noise_variance`` not a real number.
+            ``regularization`` not a real number.
         ValueError: If ``K`` is not square or holds NaN/inf, or
-            ``noise_variance <= 0``.
+            ``regularization <= 0``.
     """
-    eta = check_positive(noise_variance, "noise_variance")
+    eta = check_positive(regularization, "regularization")
     check_tensor(kernel_matrix, "kernel_matrix")
     if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
         raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
@@ -44,7 +44,7 @@ def information_gain(kernel_matrix: Tensor, noise_variance: float) -> Tensor:
     return chol.diagonal(dim1=-2, dim2=-1).log().sum(-1) - 0.5 * t * math.log(eta)
 
 
-def information_gain_increment(posterior_variance: Tensor, noise_variance: float) -> Tensor:
+def information_gain_increment(posterior_variance: Tensor, regularization: float) -> Tensor:
     r"""``1/2 log(1 + sigma_{t-1}^2(x_t) / eta)``: one step of the chain rule.
 
     Summed over the queried points, these increments equal ``information_gain`` of
@@ -53,9 +53,9 @@ def information_gain_increment(posterior_variance: Tensor, noise_variance: float
 
     Raises:
         TypeError: If ``posterior_variance`` is not a real floating-point tensor or
-            ``noise_variance`` not a real number.
-        ValueError: If ``posterior_variance`` holds NaN/inf or ``noise_variance <= 0``.
+            ``regularization`` not a real number.
+        ValueError: If ``posterior_variance`` holds NaN/inf or ``regularization <= 0``.
     """
-    eta = check_positive(noise_variance, "noise_variance")
+    eta = check_positive(regularization, "regularization")
     check_tensor(posterior_variance, "posterior_variance")
     return 0.5 * torch.log1p(posterior_variance.clamp_min(0.0) / eta)

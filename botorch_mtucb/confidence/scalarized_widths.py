@@ -18,21 +18,13 @@ import torch
 from torch import Tensor
 
 from botorch_mtucb.utils.checks import (
-    as_float,
     as_int,
     check_delta,
+    check_eps,
     check_nonnegative,
     check_nonnegative_tensor,
     check_positive,
 )
-
-
-def check_eps(eps: float | Tensor) -> float:
-    """The sketch accuracy ``eps`` must lie in the open interval (0, 1)."""
-    eps = as_float(eps, "eps")
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"eps (the sketch accuracy epsilon) must lie in (0, 1), got {eps}")
-    return eps
 
 
 def sketch_distortion(eps: float) -> float:
@@ -49,7 +41,7 @@ def mt_bkb_accuracy(eps: float, delta: float, horizon: int) -> float:
     r"""Theorem 3's dictionary accuracy ``q = 6 rho log(4 T / delta) / eps^2``.
 
     The same expression is BKB's ``q_bar`` (Calandriello et al. 2019, Theorem 1), which
-    multiplies the variance *divided by the regularizer* there.
+    multiplies the variance *divided by the regularization* there.
 
     Args:
         eps: Accuracy of the sketch in (0, 1) (paper 000's experiments: 0.5).
@@ -81,11 +73,11 @@ def mt_bkb_width(
 
     where the sum of log-dets is the model's ``sketched_log_det_sum`` (each queried
     point's block under the sketch it was chosen with) and ``eta`` its
-    ``noise_variance``.
+    ``regularization``.
 
     Args:
         model: A ``NystromVectorValuedGP`` (anything with ``sketched_log_det_sum``
-            and ``noise_variance``).
+            and ``regularization``).
         rkhs_norm_bound: ``b >= ||f||_Gamma``.
         noise_std: Sub-Gaussian noise level ``sigma >= 0``.
         delta: Confidence level in (0, 1).
@@ -97,18 +89,18 @@ def mt_bkb_width(
     Raises:
         ValueError: If ``delta`` or ``eps`` is outside (0, 1), or ``b`` or ``sigma``
             is negative.
-        TypeError: If ``model`` lacks ``sketched_log_det_sum`` / ``noise_variance``.
+        TypeError: If ``model`` lacks ``sketched_log_det_sum`` / ``regularization``.
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     rho = sketch_distortion(eps)
-    if not hasattr(model, "sketched_log_det_sum") or not hasattr(model, "noise_variance"):
+    if not hasattr(model, "sketched_log_det_sum") or not hasattr(model, "regularization"):
         raise TypeError(
-            "model must provide sketched_log_det_sum and noise_variance "
+            "model must provide sketched_log_det_sum and regularization "
             f"(e.g. NystromVectorValuedGP), got {type(model).__name__}"
         )
-    eta = check_positive(model.noise_variance, "model.noise_variance")
+    eta = check_positive(model.regularization, "model.regularization")
     log_det = torch.as_tensor(model.sketched_log_det_sum).detach().clamp_min(0.0)
     c_eps = 1.0 + 1.0 / math.sqrt(1.0 - eps)
     return b * c_eps + sigma / math.sqrt(eta) * torch.sqrt(
@@ -123,7 +115,7 @@ def bkb_width(
     noise_std: float,
     delta: float,
     eps: float,
-    regularizer: float,
+    regularization: float,
     kernel_bound: float,
 ) -> Tensor:
     r"""BKB's width (Calandriello et al. 2019, Theorem 1), per unit of posterior std.
@@ -154,7 +146,7 @@ def bkb_width(
         noise_std: Sub-Gaussian noise level ``xi >= 0``.
         delta: Confidence level in (0, 1).
         eps: Accuracy of the sketch in (0, 1).
-        regularizer: ``lambda > 0``.
+        regularization: ``lambda > 0``.
         kernel_bound: ``kappa^2 = sup_x k(x, x) > 0``.
 
     Returns:
@@ -168,7 +160,7 @@ def bkb_width(
     xi = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     alpha = sketch_distortion(eps)
-    lam = check_positive(regularizer, "regularizer")
+    lam = check_positive(regularization, "regularization")
     kappa2 = check_positive(kernel_bound, "kernel_bound")
     t = as_int(num_observations, "num_observations", 0)
     total = check_nonnegative_tensor(variance_sum, "variance_sum").to(torch.float64)

@@ -1,10 +1,12 @@
-"""Task kernels for GPyTorch: uniform similarity and fixed ICM task covariances."""
+"""Task kernels for GPyTorch: uniform similarity, fixed ICM task covariances and sums of
+separable kernels."""
 
-from botorch_mtucb.kernels.fixed_task import FixedTaskCovarianceKernel, validate_task_covariance
+from botorch_mtucb.kernels.fixed_task import FixedTaskCovarianceKernel
+from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels
 from botorch_mtucb.kernels.uniform_similarity import UniformSimilarityTaskKernel
 
 __all__ = [
     "FixedTaskCovarianceKernel",
+    "SumOfSeparableKernels",
     "UniformSimilarityTaskKernel",
-    "validate_task_covariance",
 ]

@@ -5,64 +5,10 @@ Source: paper 000, Section 2 (intrinsic coregionalization model, Gamma = k(x, x'
 
 from __future__ import annotations
 
-import torch
 from gpytorch.kernels import IndexKernel, Kernel
 from torch import Tensor
 
-
-def validate_task_covariance(
-    task_covariance: Tensor, num_tasks: int | None = None, name: str = "task_covariance"
-) -> Tensor:
-    """Check that ``task_covariance`` is a finite, symmetric PSD matrix.
-
-    Args:
-        task_covariance: Tensor of shape ``... x n x n``.
-        num_tasks: If given, the required ``n``.
-        name: The argument name used in error messages.
-
-    Returns:
-        The matrix, symmetrized exactly (``(B + B^T) / 2``).
-
-    Raises:
-        TypeError: If it is not a real (integer or floating-point) tensor.
-        ValueError: If it is not square, is empty (``n = 0`` or a batch dimension
-            of size 0), has the wrong size, holds NaN/inf, is not
-            symmetric (relative tolerance 1e-6) or has an eigenvalue below
-            ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
-    """
-    if not isinstance(task_covariance, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(task_covariance).__name__}")
-    if task_covariance.dtype == torch.bool or task_covariance.is_complex():
-        raise TypeError(f"{name} must be a real tensor, got dtype {task_covariance.dtype}")
-    if task_covariance.dim() < 2 or task_covariance.shape[-1] != task_covariance.shape[-2]:
-        raise ValueError(
-            f"{name} must be a square n x n matrix, got shape {tuple(task_covariance.shape)}"
-        )
-    if task_covariance.numel() == 0:
-        raise ValueError(
-            f"{name} must be n x n with n >= 1 (one row per task) and no empty batch "
-            f"dimension, got shape {tuple(task_covariance.shape)}"
-        )
-    if num_tasks is not None and task_covariance.shape[-1] != num_tasks:
-        raise ValueError(
-            f"{name} must be {num_tasks} x {num_tasks} (the number of tasks), "
-            f"got {tuple(task_covariance.shape)}"
-        )
-    if not torch.isfinite(task_covariance).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    scale = task_covariance.abs().amax().clamp_min(1.0)
-    asym = (task_covariance - task_covariance.transpose(-1, -2)).abs().amax()
-    if asym > 1e-6 * scale:
-        raise ValueError(f"{name} must be symmetric, max |B - B^T| = {asym.item():.3g}")
-    sym = 0.5 * (task_covariance + task_covariance.transpose(-1, -2))
-    eigenvalues = torch.linalg.eigvalsh(sym.double())
-    tol = (1e-8 if sym.dtype == torch.float64 else 1e-5) * eigenvalues.amax().clamp_min(1.0)
-    if (eigenvalues < -tol).any():
-        raise ValueError(
-            f"{name} must be positive semi-definite, smallest eigenvalue "
-            f"{eigenvalues.amin().item():.3g}"
-        )
-    return sym
+from botorch_mtucb.utils.checks import check_task_covariance
 
 
 class FixedTaskCovarianceKernel(IndexKernel):
@@ -89,9 +35,9 @@ class FixedTaskCovarianceKernel(IndexKernel):
             **kwargs: Passed to ``gpytorch.kernels.Kernel``.
 
         Raises:
-            TypeError, ValueError: See ``validate_task_covariance``.
+            TypeError, ValueError: See ``check_task_covariance``.
         """
-        task_covariance = validate_task_covariance(task_covariance)
+        task_covariance = check_task_covariance(task_covariance)
         kwargs.setdefault("batch_shape", task_covariance.shape[:-2])
         Kernel.__init__(self, **kwargs)
         self.num_tasks = task_covariance.shape[-1]

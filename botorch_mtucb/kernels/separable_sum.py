@@ -21,7 +21,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.nn import Module, ModuleList
 
-from botorch_mtucb.kernels.fixed_task import validate_task_covariance
+from botorch_mtucb.utils.checks import check_task_covariance
 
 TaskCovarianceLike = Tensor | Module
 
@@ -44,7 +44,7 @@ def _evaluate_task_covariance(task_covariance: TaskCovarianceLike, index: int) -
             f"{name} must be a single n x n matrix (batched task kernels are not supported "
             f"here), got shape {tuple(matrix.shape)}"
         )
-    return validate_task_covariance(matrix.detach(), name=name)
+    return check_task_covariance(matrix.detach(), name=name)
 
 
 class SumOfSeparableKernels(Module):

@@ -70,7 +70,7 @@ class FixedKernelMultiTaskModel(Model):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        noise_variance: float,
+        regularization: float,
         train_tasks: Tensor | None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Check the data, build the kernel, cast the module to ``train_X``'s dtype and
@@ -88,7 +88,7 @@ class FixedKernelMultiTaskModel(Model):
             )
         self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
         num_tasks = self.kernel.num_tasks
-        self.noise_variance = check_positive(noise_variance, "noise_variance")
+        self.regularization = check_positive(regularization, "regularization")
         if train_tasks is None:
             if train_Y.shape[-1] != num_tasks:
                 raise ValueError(
@@ -187,7 +187,7 @@ class FixedKernelMultiTaskModel(Model):
         elif isinstance(observation_noise, bool):
             if observation_noise:
                 eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
-                covariance = covariance + self.noise_variance * eye
+                covariance = covariance + self.regularization * eye
         else:
             raise TypeError(
                 "observation_noise must be a bool or a tensor of noise variances, got "

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+from botorch_mtucb.utils.random import stream_seed
 
 # Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
 # largest are dropped from its pseudo-inverse square root (duplicated or nearly
@@ -99,7 +100,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        noise_variance: float,
+        regularization: float,
         train_tasks: Tensor | None = None,
         accuracy: float = 100.0,
         seed: int = 0,
@@ -113,7 +114,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 ``train_tasks`` (task-indexed data).
             data_kernel: A GPyTorch kernel, or a list of them (as ``VectorValuedGP``).
             task_covariance: ``n x n`` PSD tensor(s) or task-kernel module(s).
-            noise_variance: The regularizer ``eta > 0``.
+            regularization: The regularization ``eta > 0``.
             train_tasks: ``N`` task indices for task-indexed data, else ``None``.
             accuracy: ``q >= 1`` of Algorithm 2 (Theorem 3's value:
                 ``botorch_mtucb.confidence.mt_bkb_accuracy(eps, delta, T)``).
@@ -140,7 +141,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         train_X, train_Y, train_tasks = self._setup(
-            train_X, train_Y, data_kernel, task_covariance, noise_variance, train_tasks
+            train_X, train_Y, data_kernel, task_covariance, regularization, train_tasks
         )
         num_tasks = self.num_tasks
         self.accuracy = accuracy
@@ -216,7 +217,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         if generator is not None:
             return generator
         seeded = torch.Generator()
-        seeded.manual_seed((self.seed * 1_000_003 + self._num_resamplings * 7_919) % (2**63))
+        seeded.manual_seed(stream_seed(self.seed, self._num_resamplings))
         return seeded
 
     def _resample(self, norms: Tensor, generator: torch.Generator | None) -> None:
@@ -272,7 +273,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         v = phi @ phi.transpose(0, 1)  # v~_t, r x r
         eye = torch.eye(v.shape[0], dtype=v.dtype, device=v.device)
         self._chol = psd_safe_cholesky(
-            self._group_xi[:, None, None] * v + self.noise_variance * eye
+            self._group_xi[:, None, None] * v + self.regularization * eye
         )  # g x r x r
         rotated = phi @ (self.train_Y @ self._U)  # r x n: sum_s (y_s^T u_i) phi~(x_s)
         chol = self._chol[self._group_of]  # n x r x r
@@ -289,7 +290,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
         self._train_embedding = Z
         eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
-        self._chol = psd_safe_cholesky(Z @ Z.transpose(0, 1) + self.noise_variance * eye)
+        self._chol = psd_safe_cholesky(Z @ Z.transpose(0, 1) + self.regularization * eye)
         self._alpha = torch.cholesky_solve((Z @ obs_y).unsqueeze(-1), self._chol).squeeze(-1)
 
     # ------------------------------------------------------- variances at rows
@@ -302,13 +303,13 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         )  # g x r x P
         quad = solved.square().sum(-2)[self._group_of]  # n x P
         residual = prior.reshape(-1) - flat.square().sum(0)  # P
-        components = self._xi[:, None] * (residual + self.noise_variance * quad)  # n x P
+        components = self._xi[:, None] * (residual + self.regularization * quad)  # n x P
         return components.transpose(0, 1).reshape(*phi.shape[1:], -1)
 
     def _row_statistics(self, X: Tensor, tasks: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
         """At rows ``X`` (``k x d``): norms ``||Gamma~(x, x)||`` (or ``Gamma~_ii``),
         the diagonal ``k x n`` and ``log det(I + block / eta)`` (``k``)."""
-        eta = self.noise_variance
+        eta = self.regularization
         if self._use_icm:
             prior = self.kernel.kernels[0](X, X, diag=True)  # k
             if self._root is None:
@@ -375,7 +376,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             quad = quad.reshape(*batch, n, q, q)
             residual = prior_k - phi @ phi.transpose(-1, -2)  # k(x, x') - phi~^T phi~
             # eq. (8) before the max, for every pair of points
-            component = xi[:, None, None] * (residual.unsqueeze(-3) + self.noise_variance * quad)
+            component = xi[:, None, None] * (residual.unsqueeze(-3) + self.regularization * quad)
         mean = mean_rotated @ U.transpose(0, 1)
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
@@ -394,7 +395,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
         solved = solved.reshape(r, -1, q * n)
         quad = torch.einsum("rbi,rbj->bij", solved, solved).reshape(*batch, q * n, q * n)
-        covariance = prior - phi @ phi.transpose(-1, -2) + self.noise_variance * quad
+        covariance = prior - phi @ phi.transpose(-1, -2) + self.regularization * quad
         return mean, covariance
 
     def append_observations(

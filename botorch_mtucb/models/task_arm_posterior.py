@@ -28,7 +28,7 @@ import torch
 from gpytorch.kernels import Kernel, LinearKernel
 from torch import Tensor
 
-from botorch_mtucb.kernels.fixed_task import validate_task_covariance
+from botorch_mtucb.utils.checks import check_task_covariance
 
 
 def find_arm(arms: Tensor, x: Tensor) -> int:
@@ -49,18 +49,18 @@ def find_arm(arms: Tensor, x: Tensor) -> int:
 class TaskArmPosterior:
     r"""Exact posterior of ``f^mt`` on per-task finite arm sets (paper 001, eqs. 3-4).
 
-    Kernel ``k((i, x), (j, x')) = B_ij k_X(x, x')`` and regularizer ``lambda``.
+    Kernel ``k((i, x), (j, x')) = B_ij k_X(x, x')`` and regularization ``lambda``.
 
     Args:
         arms: One ``A_i x d`` tensor of arms per task (tasks may share points).
         data_kernel: The input kernel ``k_X`` (a GPyTorch kernel; parameters fixed).
         task_covariance: ``N x N`` PSD task covariance ``B`` (e.g.
             ``UniformSimilarityTaskKernel.from_b(N, b).covar_matrix``).
-        noise_variance: ``lambda > 0``.
+        regularization: ``lambda > 0``.
 
     Raises:
         ValueError: For an empty arm set, mismatched dimensions, a task covariance of
-            the wrong size or not PSD, or ``noise_variance <= 0``.
+            the wrong size or not PSD, or ``regularization <= 0``.
     """
 
     def __init__(
@@ -68,15 +68,15 @@ class TaskArmPosterior:
         arms: Sequence[Tensor],
         data_kernel: Kernel,
         task_covariance: Tensor,
-        noise_variance: float,
+        regularization: float,
     ) -> None:
         if len(arms) == 0:
             raise ValueError("arms must hold one arm set per task")
         dims = {a.shape[-1] for a in arms}
         if any(a.dim() != 2 or a.shape[0] == 0 for a in arms) or len(dims) != 1:
             raise ValueError("each arm set must be a non-empty A_i x d tensor, same d for all")
-        if not float(noise_variance) > 0 or not math.isfinite(float(noise_variance)):
-            raise ValueError(f"noise_variance must be > 0, got {noise_variance}")
+        if not float(regularization) > 0 or not math.isfinite(float(regularization)):
+            raise ValueError(f"regularization must be > 0, got {regularization}")
         self.num_tasks = len(arms)
         self.arms = [a.detach() for a in arms]
         reference = self.arms[0]
@@ -87,11 +87,11 @@ class TaskArmPosterior:
                 f"task_covariance must be {self.num_tasks} x {self.num_tasks}, got "
                 f"{tuple(task_covariance.shape)}"
             )
-        self.task_covariance = validate_task_covariance(task_covariance, name="task_covariance")
+        self.task_covariance = check_task_covariance(task_covariance, name="task_covariance")
         self.data_kernel = data_kernel.to(reference)
         for parameter in data_kernel.parameters():
             parameter.requires_grad_(False)
-        self.noise_variance = float(noise_variance)
+        self.regularization = float(regularization)
         sizes = [a.shape[0] for a in self.arms]
         self.offsets = [0, *torch.tensor(sizes).cumsum(0).tolist()]
         self.points = torch.cat(self.arms)  # A x d
@@ -174,7 +174,7 @@ class TaskArmPosterior:
         with torch.no_grad():
             w = self._rows[:m, column]  # L^{-1} k(obs, o)
             variance = (self._prior_variance[column] - self._reduction[column]).clamp_min(0.0)
-            pivot = torch.sqrt(variance + self.noise_variance)
+            pivot = torch.sqrt(variance + self.regularization)
             x = self.points[column].unsqueeze(0)
             k_x = self.data_kernel(x, self._unique_points).to_dense().reshape(-1)
             k_x = k_x.to(self.points)[self._point_of_column]  # A
@@ -187,7 +187,7 @@ class TaskArmPosterior:
             self._z[m] = z_new
             self._mean += row * z_new
             self._reduction += row.square()
-        self.information_gain += 0.5 * math.log1p(float(variance) / self.noise_variance)
+        self.information_gain += 0.5 * math.log1p(float(variance) / self.regularization)
         self.observed_columns.append(column)
         self.observed_y.append(y)
 
@@ -243,7 +243,7 @@ class TaskArmPosterior:
             if m:
                 noise = torch.randn(m, generator=generator, dtype=torch.float64).to(root)
                 y = torch.tensor(self.observed_y, dtype=root.dtype, device=root.device)
-                residual = y - prior[columns.numel() :] - noise * math.sqrt(self.noise_variance)
+                residual = y - prior[columns.numel() :] - noise * math.sqrt(self.regularization)
                 u = torch.linalg.solve_triangular(
                     self._chol[:m, :m], residual.unsqueeze(-1), upper=False
                 ).squeeze(-1)

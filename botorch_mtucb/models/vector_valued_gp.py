@@ -31,7 +31,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         \Gamma_t(x, x') = \Gamma(x, x') - G_t(x)^\top (G_t + \eta I)^{-1} G_t(x').
 
     The prior mean is zero and the kernel is fixed (its parameters are frozen). The
-    noise variance ``eta`` is the papers' regularizer; no outcome transform is applied.
+    noise variance ``eta`` is the papers' regularization; no outcome transform is applied.
 
     Two kinds of data:
 
@@ -60,7 +60,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     covariance anyway.
 
     Example:
-        >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), B, noise_variance=0.1)
+        >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), B, regularization=0.1)
         >>> posterior = model.posterior(test_X)  # mean: q x n, covariance: (q n) x (q n)
         >>> model.information_gain()
     """
@@ -89,7 +89,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        noise_variance: float,
+        regularization: float,
         train_tasks: Tensor | None = None,
     ) -> None:
         r"""Build the posterior from data.
@@ -103,7 +103,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 ``UniformSimilarityTaskKernel``), or a list matching ``data_kernel``.
                 A list gives a sum of separable kernels; ``[e_i e_i^T]`` with per-task
                 kernels gives independent tasks.
-            noise_variance: The regularizer / noise variance ``eta > 0``.
+            regularization: The regularization / noise variance ``eta > 0``.
             train_tasks: ``N`` (or ``N x 1``) task indices in ``[0, n - 1]`` for
                 task-indexed data; ``None`` for full-vector data.
 
@@ -111,7 +111,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             TypeError: For a non-tensor input, a non-kernel ``data_kernel`` or a bad
                 ``task_covariance`` type.
             ValueError: For NaN/inf in ``train_X`` / ``train_Y``, mismatched rows, a
-                wrong number of output columns, ``noise_variance <= 0``, a task
+                wrong number of output columns, ``regularization <= 0``, a task
                 covariance that is not PSD or of the wrong size, or a task index out
                 of range.
         """
@@ -119,7 +119,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         for name in self._STATE_BUFFERS:
             self.register_buffer(name, None)
         train_X, train_Y, train_tasks = self._setup(
-            train_X, train_Y, data_kernel, task_covariance, noise_variance, train_tasks
+            train_X, train_Y, data_kernel, task_covariance, regularization, train_tasks
         )
         self.train_X = train_X.clone()
         self.train_Y = train_Y.clone()
@@ -155,7 +155,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         )
         self._obs_X, self._obs_tasks, self._obs_y = obs_X, obs_tasks, obs_y
         gram = self.kernel.observation_covariance(obs_X, obs_tasks, obs_X, obs_tasks)
-        gram = gram + self.noise_variance * torch.eye(
+        gram = gram + self.regularization * torch.eye(
             gram.shape[-1], dtype=gram.dtype, device=gram.device
         )
         self._factor = GrowingCholesky(gram)
@@ -170,7 +170,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         t = self.train_X.shape[0]
         gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
         eye = torch.eye(t, dtype=gram.dtype, device=gram.device)
-        scaled = self._group_xi[:, None, None] * gram + self.noise_variance * eye  # r x t x t
+        scaled = self._group_xi[:, None, None] * gram + self.regularization * eye  # r x t x t
         self._factor = GrowingCholesky(scaled)
         self._rotated_Y = self.train_Y @ self._U  # t x n, the Y_t^i of Appendix A
         # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
@@ -246,7 +246,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         Equals ``1/2 sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)`` (paper 000,
         Theorem 2 and Lemma 4): the mutual information between ``f`` and the data.
         """
-        log_eta = math.log(self.noise_variance)
+        log_eta = math.log(self.regularization)
         if self._use_icm:
             t = self.train_X.shape[0]
             if t == 0:
@@ -281,7 +281,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     def _append_general(self, X: Tensor, Y: Tensor, tasks: Tensor | None) -> None:
         new_X, new_tasks, new_y = self._scalar_observations(X, Y, tasks)
         new_block = self.kernel.observation_covariance(new_X, new_tasks, new_X, new_tasks)
-        new_block = new_block + self.noise_variance * torch.eye(
+        new_block = new_block + self.regularization * torch.eye(
             new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
         )
         cross = self.kernel.observation_covariance(self._obs_X, self._obs_tasks, new_X, new_tasks)
@@ -300,7 +300,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         kernel = self.kernel.kernels[0]
         xi = self._group_xi[:, None, None]
         eye = torch.eye(X.shape[0], dtype=X.dtype, device=X.device)
-        new_block = xi * kernel(X, X).to_dense() + self.noise_variance * eye  # r x m x m
+        new_block = xi * kernel(X, X).to_dense() + self.regularization * eye  # r x m x m
         t = self.train_X.shape[0]
         cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, X.shape[0])
         self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)

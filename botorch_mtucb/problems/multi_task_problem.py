@@ -36,7 +36,7 @@ class MultiTaskProblem:
         reference_point: ``z`` of the Chebyshev scalarization (``n``).
         regret_points: ``M x d`` points over which optima are taken (the finite
             domain itself, or a dense grid of the box).
-        noise_variance: The regularizer ``eta`` (paper 000: 0.1).
+        regularization: The regularization ``eta`` (paper 000: 0.1).
         observation_function: ``(x, generator) -> y`` for real-data noise; ``None``
             adds ``N(0, noise_std^2 I)`` to ``f(x)``.
         notes: Documentation of the choices made (written into summaries).
@@ -52,7 +52,7 @@ class MultiTaskProblem:
     reference_point: Tensor
     regret_points: Tensor
     independent_rkhs_norm_bound: float | None = None
-    noise_variance: float = 0.1
+    regularization: float = 0.1
     observation_function: Callable[[Tensor, torch.Generator], Tensor] | None = None
     notes: dict = field(default_factory=dict)
 

@@ -13,10 +13,7 @@ from gpytorch.kernels import RBFKernel
 from torch import Tensor
 
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
-from botorch_mtucb.problems.multi_task_problem import (
-    MultiTaskProblem,
-    heuristic_rkhs_norm_bound,
-)
+from botorch_mtucb.problems.multi_task_problem import MultiTaskProblem, heuristic_rkhs_norm_bound
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain
 
 DTYPE = torch.float64

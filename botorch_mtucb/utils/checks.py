@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -224,3 +225,128 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
             f"[{long_tasks.min().item()}, {long_tasks.max().item()}]"
         )
     return long_tasks
+
+
+def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
+    """The grid ``A`` as a 1-d float64 CPU tensor of finite positive numbers.
+
+    Raises:
+        TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
+            ``None``, booleans and complex numbers included).
+        ValueError: If it is empty or holds a non-positive or non-finite value.
+    """
+    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=torch.float64).reshape(-1)
+    if tensor.numel() == 0:
+        raise ValueError("alphas must hold at least one value")
+    if not torch.isfinite(tensor).all() or (tensor <= 0).any():
+        raise ValueError(f"alphas must be finite and > 0, got {tensor.tolist()}")
+    return tensor
+
+
+def check_eps(eps: float | Tensor) -> float:
+    """The sketch accuracy ``eps`` must lie in the open interval (0, 1)."""
+    eps = as_float(eps, "eps")
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"eps (the sketch accuracy epsilon) must lie in (0, 1), got {eps}")
+    return eps
+
+
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``; a ``ValueError`` naming them otherwise."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_finite_width(width: float) -> None:
+    if not math.isfinite(width) or width < 0:
+        raise ValueError(
+            f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
+            "finite only for task_deviation = 0)"
+        )
+
+
+def check_task_variances(task_variances: Tensor) -> Tensor:
+    """``task_variances`` (the diagonal of ``B``) as a flat float64 tensor.
+
+    Raises:
+        ValueError: If any variance is not finite or not positive.
+    """
+    task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
+    if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
+        raise ValueError("task_variances must be finite and > 0")
+    return task_variances
+
+
+def check_task_covariance(
+    task_covariance: Tensor, num_tasks: int | None = None, name: str = "task_covariance"
+) -> Tensor:
+    """Check that ``task_covariance`` is a finite, symmetric PSD matrix.
+
+    Args:
+        task_covariance: Tensor of shape ``... x n x n``.
+        num_tasks: If given, the required ``n``.
+        name: The argument name used in error messages.
+
+    Returns:
+        The matrix, symmetrized exactly (``(B + B^T) / 2``).
+
+    Raises:
+        TypeError: If it is not a real (integer or floating-point) tensor.
+        ValueError: If it is not square, is empty (``n = 0`` or a batch dimension
+            of size 0), has the wrong size, holds NaN/inf, is not
+            symmetric (relative tolerance 1e-6) or has an eigenvalue below
+            ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
+    """
+    if not isinstance(task_covariance, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(task_covariance).__name__}")
+    if task_covariance.dtype == torch.bool or task_covariance.is_complex():
+        raise TypeError(f"{name} must be a real tensor, got dtype {task_covariance.dtype}")
+    if task_covariance.dim() < 2 or task_covariance.shape[-1] != task_covariance.shape[-2]:
+        raise ValueError(
+            f"{name} must be a square n x n matrix, got shape {tuple(task_covariance.shape)}"
+        )
+    if task_covariance.numel() == 0:
+        raise ValueError(
+            f"{name} must be n x n with n >= 1 (one row per task) and no empty batch "
+            f"dimension, got shape {tuple(task_covariance.shape)}"
+        )
+    if num_tasks is not None and task_covariance.shape[-1] != num_tasks:
+        raise ValueError(
+            f"{name} must be {num_tasks} x {num_tasks} (the number of tasks), "
+            f"got {tuple(task_covariance.shape)}"
+        )
+    if not torch.isfinite(task_covariance).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    scale = task_covariance.abs().amax().clamp_min(1.0)
+    asym = (task_covariance - task_covariance.transpose(-1, -2)).abs().amax()
+    if asym > 1e-6 * scale:
+        raise ValueError(f"{name} must be symmetric, max |B - B^T| = {asym.item():.3g}")
+    sym = 0.5 * (task_covariance + task_covariance.transpose(-1, -2))
+    eigenvalues = torch.linalg.eigvalsh(sym.double())
+    tol = (1e-8 if sym.dtype == torch.float64 else 1e-5) * eigenvalues.amax().clamp_min(1.0)
+    if (eigenvalues < -tol).any():
+        raise ValueError(
+            f"{name} must be positive semi-definite, smallest eigenvalue "
+            f"{eigenvalues.amin().item():.3g}"
+        )
+    return sym
+
+
+def check_num_tasks(num_tasks: int) -> int:
+    return as_int(num_tasks, "num_tasks", 1)
+
+
+def check_task_deviation(task_deviation: float | Tensor) -> float:
+    value = as_float(task_deviation, "task_deviation")
+    if not 0.0 <= value <= 2.0:
+        raise ValueError(
+            f"task_deviation (epsilon of paper 001, eq. 5) must lie in [0, 2], got {value}"
+        )
+    return value
+
+
+def check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
+    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``."""
+    check_tensor(train_X, "train_X", dim=2)
+    return check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")

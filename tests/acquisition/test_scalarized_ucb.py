@@ -13,11 +13,11 @@ from gpytorch.kernels import RBFKernel
 from oracles import chebyshev_scalarization, linear_scalarization, numpy_kernel, ucb
 
 from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
-from botorch_mtucb.bandits import FiniteDomain, maximize_acquisition
 from botorch_mtucb.confidence import mt_kb_width
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import ChebyshevScalarization, LinearScalarization
+from botorch_mtucb.utils import FiniteDomain, maximize_acquisition
 
 WEIGHTS = [0.2, 0.5, 0.3]
 REFERENCE = [-1.0, -0.5, -2.0]

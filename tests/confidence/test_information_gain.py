@@ -86,11 +86,11 @@ def test_model_information_gain_and_lemma_4(name, kind):
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="noise_variance must be > 0"):
+    with pytest.raises(ValueError, match="regularization must be > 0"):
         information_gain(torch.eye(2), 0.0)
-    with pytest.raises(ValueError, match="noise_variance must be > 0"):
+    with pytest.raises(ValueError, match="regularization must be > 0"):
         information_gain_increment(torch.ones(2), -1.0)
     with pytest.raises(ValueError, match="kernel_matrix must be"):
         information_gain(torch.ones(2, 3), 0.1)
-    with pytest.raises(ValueError, match="noise_variance must be finite"):
+    with pytest.raises(ValueError, match="regularization must be finite"):
         information_gain(torch.eye(2), float("nan"))

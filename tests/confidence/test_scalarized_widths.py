@@ -47,7 +47,7 @@ def test_accuracy_is_theorem_3s_q(eps, delta, horizon):
 def test_mt_bkb_width_is_theorem_3(b, sigma, delta, eps):
     for log_det_sum in (0.0, 0.37, 12.5):
         model = SimpleNamespace(
-            sketched_log_det_sum=torch.tensor(log_det_sum, dtype=torch.float64), noise_variance=0.3
+            sketched_log_det_sum=torch.tensor(log_det_sum, dtype=torch.float64), regularization=0.3
         )
         width = mt_bkb_width(model, b, sigma, delta, eps)
         assert width.shape == ()
@@ -117,7 +117,7 @@ def test_gp_ucb_and_dragonfly_widths():
 
 @pytest.mark.parametrize("eps", (0.0, 1.0, -0.2, 1.5, float("nan")))
 def test_eps_outside_the_open_unit_interval(eps):
-    model = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.0), noise_variance=0.1)
+    model = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.0), regularization=0.1)
     with pytest.raises(ValueError, match=r"eps"):
         mt_bkb_width(model, 1.0, 0.1, 0.1, eps)
     with pytest.raises(ValueError, match=r"eps"):
@@ -127,7 +127,7 @@ def test_eps_outside_the_open_unit_interval(eps):
 
 
 def test_bad_input():
-    model = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.0), noise_variance=0.1)
+    model = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.0), regularization=0.1)
     with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\)"):
         mt_bkb_width(model, 1.0, 0.1, 1.0, 0.5)
     with pytest.raises(ValueError, match="rkhs_norm_bound must be >= 0"):
@@ -138,7 +138,7 @@ def test_bad_input():
         mt_bkb_accuracy(0.5, 0.1, 0)
     with pytest.raises(ValueError, match="variance_sum"):
         bkb_width(-1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 1.0)
-    with pytest.raises(ValueError, match="regularizer"):
+    with pytest.raises(ValueError, match="regularization"):
         bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.0, 1.0)
     with pytest.raises(ValueError, match="kernel_bound"):
         bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 0.0)

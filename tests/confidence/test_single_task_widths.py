@@ -34,13 +34,13 @@ def instance(kernel, t=40, d=2, seed=0):
     return kernel, X, Y, K
 
 
-def dense_mean_std(kernel, X, Y, x, regularizer):
+def dense_mean_std(kernel, X, Y, x, regularization):
     """mu_lambda(x) and rho_lambda(x) of eqs. (2)-(3), transcribed."""
     with torch.no_grad():
         K = kernel(X, X).to_dense().numpy()
         kx = kernel(X, x).to_dense().numpy()  # t x N
         kxx = kernel(x, x, diag=True).numpy()
-    A = np.linalg.inv(K + regularizer * np.eye(len(K)))
+    A = np.linalg.inv(K + regularization * np.eye(len(K)))
     mean = kx.T @ A @ Y.numpy()[:, 0]
     var = kxx - np.einsum("tn,ts,sn->n", kx, A, kx)
     return mean, np.sqrt(np.clip(var, 0, None))
@@ -58,18 +58,18 @@ def test_igp_ucb_width_matches_appendix_c2(eta):
     )
 
 
-@pytest.mark.parametrize("regularizer", [0.01, 0.05, 1.0])
-def test_ay_gp_ucb_width_matches_appendix_c2(regularizer):
+@pytest.mark.parametrize("regularization", [0.01, 0.05, 1.0])
+def test_ay_gp_ucb_width_matches_appendix_c2(regularization):
     _, _, _, K = instance(MaternKernel(nu=2.5))
     t = K.shape[0]
-    logdet = np.linalg.slogdet(np.eye(t) + K / regularizer)[1]
-    radius = SIGMA * math.sqrt(logdet + 2 * math.log(1 / DELTA)) + math.sqrt(regularizer) * B
-    expected = radius / math.sqrt(regularizer)  # R~^AY / sqrt(lambda)
-    gamma = information_gain(torch.as_tensor(K), regularizer)
-    width = ay_gp_ucb_width(gamma, B, SIGMA, DELTA, regularizer)
+    logdet = np.linalg.slogdet(np.eye(t) + K / regularization)[1]
+    radius = SIGMA * math.sqrt(logdet + 2 * math.log(1 / DELTA)) + math.sqrt(regularization) * B
+    expected = radius / math.sqrt(regularization)  # R~^AY / sqrt(lambda)
+    gamma = information_gain(torch.as_tensor(K), regularization)
+    width = ay_gp_ucb_width(gamma, B, SIGMA, DELTA, regularization)
     assert width.dtype == torch.float64
     assert float(width) == pytest.approx(expected, rel=1e-10)
-    widths = ay_gp_ucb_width(torch.stack([gamma * 0, gamma]), B, SIGMA, DELTA, regularizer)
+    widths = ay_gp_ucb_width(torch.stack([gamma * 0, gamma]), B, SIGMA, DELTA, regularization)
     assert widths.shape == (2,) and float(widths[1]) == pytest.approx(expected, rel=1e-10)
 
 
@@ -98,7 +98,7 @@ def test_theorem_6_3_analytic_bound_is_strictly_tighter(kernel):
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="regularizer"):
+    with pytest.raises(ValueError, match="regularization"):
         ay_gp_ucb_width(1.0, B, SIGMA, DELTA, 0.0)
     with pytest.raises(ValueError, match="delta"):
         ay_gp_ucb_width(1.0, B, SIGMA, 1.5, 0.1)

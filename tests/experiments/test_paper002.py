@@ -28,9 +28,9 @@ def test_parameter_mapping_of_section_7():
     dmm = paper002.make_policy("DMM-UCB", config, horizon)
     assert dmm.alphas.tolist() == pytest.approx([m * 0.01 / c for m in (0.1, 0.3, 1, 3, 10)])
     ay = paper002.make_policy("AY-GP-UCB", config, horizon)
-    assert ay.regularizer == pytest.approx(0.01 * horizon ** (3 / 9))  # sigma^2 T^{d/(2d+2nu)}
+    assert ay.regularization == pytest.approx(0.01 * horizon ** (3 / 9))  # sigma^2 T^{d/(2d+2nu)}
     igp = paper002.make_policy("IGP-UCB", config, horizon)
-    assert igp.eta == pytest.approx(2 / horizon) and igp.regularizer == pytest.approx(1.002)
+    assert igp.eta == pytest.approx(2 / horizon) and igp.regularization == pytest.approx(1.002)
     rbf = paper002.make_policy("CMM-UCB", paper002.BanditConfig("rbf", 0.5), horizon)
     assert rbf.mixture_scale == 1.0 and rbf.bound.rkhs_norm_bound == 10.0
     assert rbf.bound.noise_std == 0.1 and rbf.bound.delta == 0.01

@@ -8,7 +8,8 @@ import torch
 from gpytorch.kernels import MultitaskKernel, RBFKernel
 from oracles import numpy_kernel, random_psd
 
-from botorch_mtucb.kernels import FixedTaskCovarianceKernel, validate_task_covariance
+from botorch_mtucb.kernels import FixedTaskCovarianceKernel
+from botorch_mtucb.utils.checks import check_task_covariance
 
 
 def _np(tensor) -> np.ndarray:
@@ -49,7 +50,7 @@ def test_inside_multitask_kernel():
 
 def test_validate_symmetrizes_within_tolerance():
     B = torch.tensor([[1.0, 0.5], [0.5 + 1e-9, 1.0]], dtype=torch.float64)
-    sym = validate_task_covariance(B)
+    sym = check_task_covariance(B)
     assert torch.equal(sym, sym.T)
 
 
@@ -70,7 +71,7 @@ def test_bad_task_covariance(B, error, match):
 
 def test_wrong_size():
     with pytest.raises(ValueError, match="B must be 3 x 3"):
-        validate_task_covariance(torch.eye(2), num_tasks=3, name="B")
+        check_task_covariance(torch.eye(2), num_tasks=3, name="B")
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
@@ -78,7 +79,7 @@ def test_empty_task_covariance(shape, dtype):
     with pytest.raises(ValueError, match=r"^task_covariance must be n x n with n >= 1"):
         FixedTaskCovarianceKernel(torch.zeros(*shape, dtype=dtype))
     with pytest.raises(ValueError, match=r"^B must be n x n with n >= 1"):
-        validate_task_covariance(torch.zeros(*shape, dtype=dtype), name="B")
+        check_task_covariance(torch.zeros(*shape, dtype=dtype), name="B")
 
 
 def test_non_real_task_covariance():

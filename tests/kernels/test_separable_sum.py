@@ -8,8 +8,7 @@ import torch
 from cases import NUM_TASKS, build_case, tolerances
 from oracles import make_rbf
 
-from botorch_mtucb.kernels import UniformSimilarityTaskKernel
-from botorch_mtucb.models import SumOfSeparableKernels
+from botorch_mtucb.kernels import SumOfSeparableKernels, UniformSimilarityTaskKernel
 
 
 def _np(tensor: torch.Tensor) -> np.ndarray:

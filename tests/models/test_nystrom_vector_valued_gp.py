@@ -334,7 +334,7 @@ def test_batch_shapes_output_indices_and_noise(batch):
         ({"accuracy": "many"}, TypeError, "accuracy"),
         ({"seed": 1.5}, TypeError, "seed"),
         ({"chunk_size": 0}, ValueError, "chunk_size"),
-        ({"noise_variance": 0.0}, ValueError, "noise_variance"),
+        ({"regularization": 0.0}, ValueError, "regularization"),
     ],
 )
 def test_bad_constructor_input(kwargs, error, match):
@@ -344,7 +344,7 @@ def test_bad_constructor_input(kwargs, error, match):
         "train_Y": case.train_Y,
         "data_kernel": case.kernels[0],
         "task_covariance": case.task_covariances[0],
-        "noise_variance": ETA,
+        "regularization": ETA,
     }
     arguments.update(kwargs)
     with pytest.raises(error, match=match):

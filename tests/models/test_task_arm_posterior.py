@@ -86,7 +86,7 @@ def test_find_arm_and_bad_input():
     with pytest.raises(ValueError, match="not one of the arms"):
         find_arm(arms, torch.tensor([2.0, 3.5]))
     kernel = RBFKernel()
-    with pytest.raises(ValueError, match="noise_variance"):
+    with pytest.raises(ValueError, match="regularization"):
         TaskArmPosterior([arms], kernel, torch.eye(1), 0.0)
     with pytest.raises(ValueError, match="task_covariance must be 2 x 2"):
         TaskArmPosterior([arms, arms], kernel, torch.eye(3), 0.1)

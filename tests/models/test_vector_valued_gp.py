@@ -272,7 +272,7 @@ def test_single_task_model(dtype):
     rng = np.random.default_rng(5)
     train_X = torch.tensor(rng.uniform(size=(4, 1)), dtype=dtype)
     train_Y = torch.tensor(rng.normal(size=(4, 1)), dtype=dtype)
-    model = VectorValuedGP(train_X, train_Y, kernel, B, noise_variance=ETA)
+    model = VectorValuedGP(train_X, train_Y, kernel, B, regularization=ETA)
     oracle = DenseMultiTaskGP([(numpy_kernel(kernel), np.array([[2.0]]))], ETA)
     X = torch.linspace(0, 1, 3, dtype=dtype).unsqueeze(-1)
     posterior = model.posterior(X)
@@ -303,7 +303,7 @@ def _good_args(dtype=torch.float64):
         "train_Y": torch.tensor(rng.normal(size=(4, 2)), dtype=dtype),
         "data_kernel": make_rbf([0.3, 0.3], dtype),
         "task_covariance": torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=dtype),
-        "noise_variance": 0.1,
+        "regularization": 0.1,
     }
 
 
@@ -319,9 +319,9 @@ def test_good_args_build():
         ({"train_X": torch.zeros(3, 2)}, ValueError, "same number of rows"),
         ({"train_X": [[0.0, 0.0]] * 4}, TypeError, "train_X"),
         ({"train_Y": torch.zeros(4, 3)}, ValueError, "train_Y must be N x 2"),
-        ({"noise_variance": 0.0}, ValueError, "noise_variance"),
-        ({"noise_variance": -1.0}, ValueError, "noise_variance"),
-        ({"noise_variance": float("nan")}, ValueError, "noise_variance"),
+        ({"regularization": 0.0}, ValueError, "regularization"),
+        ({"regularization": -1.0}, ValueError, "regularization"),
+        ({"regularization": float("nan")}, ValueError, "regularization"),
         (
             {"task_covariance": torch.tensor([[1.0, 2.0], [2.0, 1.0]])},
             ValueError,
@@ -429,7 +429,7 @@ def test_mixed_dtypes_and_batched_kernels():
     assert model.train_Y.dtype == torch.float32
     with pytest.raises(ValueError, match="must not be batched"):
         VectorValuedGP(X, Y, RBFKernel(batch_shape=torch.Size([2])), torch.eye(2), 0.1)
-    with pytest.raises(TypeError, match="noise_variance"):
+    with pytest.raises(TypeError, match="regularization"):
         VectorValuedGP(X, Y, RBFKernel(), torch.eye(2), "0.1")
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_mtucb.bandits import BoxDomain, FiniteDomain
 from botorch_mtucb.problems import perturbed_sine_problem, rkhs_problem, shifted_branin_problem
+from botorch_mtucb.utils import BoxDomain, FiniteDomain
 
 
 def np_se(a, b, lengthscale):
@@ -36,7 +36,7 @@ def test_rkhs_function_is_a_kernel_expansion(num_tasks):
     assert problem.rkhs_norm_bound == pytest.approx(np.linalg.norm(expected, axis=1).max() / kappa)
     assert isinstance(problem.domain, FiniteDomain) and problem.domain.points.shape == (101, 1)
     np.testing.assert_allclose(problem.reference_point.numpy(), expected.min(0))
-    assert problem.noise_std == 0.1 and problem.noise_variance == 0.1
+    assert problem.noise_std == 0.1 and problem.regularization == 0.1
 
 
 def test_rkhs_problem_depends_on_seed_and_rejects_bad_tasks():

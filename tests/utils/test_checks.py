@@ -55,8 +55,8 @@ def _task_data(dtype=torch.float64):
     return X, tasks
 
 
-_GAIN_MODEL = SimpleNamespace(information_gain=lambda: torch.tensor(1.2), noise_variance=0.1)
-_SKETCH_MODEL = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.2), noise_variance=0.1)
+_GAIN_MODEL = SimpleNamespace(information_gain=lambda: torch.tensor(1.2), regularization=0.1)
+_SKETCH_MODEL = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.2), regularization=0.1)
 _X, _TASKS = _task_data()
 
 # (function, valid keyword arguments, the numeric arguments to corrupt)
@@ -80,8 +80,10 @@ SIGNATURES = {
     ),
     "ay_gp_ucb_width": (
         ay_gp_ucb_width,
-        dict(information_gain=3.0, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.1, regularizer=0.2),
-        ("information_gain", "rkhs_norm_bound", "noise_std", "delta", "regularizer"),
+        dict(
+            information_gain=3.0, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.1, regularization=0.2
+        ),
+        ("information_gain", "rkhs_norm_bound", "noise_std", "delta", "regularization"),
     ),
     "multitask_widths": (
         multitask_widths,
@@ -143,7 +145,7 @@ SIGNATURES = {
             noise_std=0.1,
             delta=0.1,
             eps=0.5,
-            regularizer=0.1,
+            regularization=0.1,
             kernel_bound=1.0,
         ),
         (
@@ -153,7 +155,7 @@ SIGNATURES = {
             "noise_std",
             "delta",
             "eps",
-            "regularizer",
+            "regularization",
             "kernel_bound",
         ),
     ),
@@ -169,13 +171,13 @@ SIGNATURES = {
     ),
     "information_gain": (
         information_gain,
-        dict(kernel_matrix=torch.eye(3, dtype=torch.float64), noise_variance=0.1),
-        ("noise_variance",),
+        dict(kernel_matrix=torch.eye(3, dtype=torch.float64), regularization=0.1),
+        ("regularization",),
     ),
     "information_gain_increment": (
         information_gain_increment,
-        dict(posterior_variance=torch.ones(3, dtype=torch.float64), noise_variance=0.1),
-        ("noise_variance",),
+        dict(posterior_variance=torch.ones(3, dtype=torch.float64), regularization=0.1),
+        ("regularization",),
     ),
     "effective_dimension": (
         effective_dimension,

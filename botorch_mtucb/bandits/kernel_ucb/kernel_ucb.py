@@ -30,11 +30,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
-from botorch_mtucb.confidence import (
-    MartingaleMixtureBound,
-    ay_gp_ucb_width,
-    igp_ucb_width,
-)
+from botorch_mtucb.confidence import MartingaleMixtureBound, ay_gp_ucb_width, igp_ucb_width
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.utils.checks import check_positive
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
@@ -135,15 +131,15 @@ class KernelUCB:
                 if eta is None:
                     raise ValueError("IGP-UCB needs eta > 0 (paper 002 uses eta = 2 / T)")
                 self.eta = check_positive(eta, "eta")
-                self.regularizer = 1.0 + self.eta
+                self.regularization = 1.0 + self.eta
             else:
-                self.regularizer = base_alpha  # lambda = sigma^2 / c (Theorem 6.3)
+                self.regularization = base_alpha  # lambda = sigma^2 / c (Theorem 6.3)
             self.model = VectorValuedGP(
                 empty_X,
                 empty_Y,
                 kernel,
                 torch.ones(1, 1, dtype=torch.float64),
-                noise_variance=self.regularizer,
+                regularization=self.regularization,
             )
         self._width = self.width()
 
@@ -162,7 +158,7 @@ class KernelUCB:
                 self.eta,
             )
         return ay_gp_ucb_width(
-            gamma, self.rkhs_norm_bound, self.noise_std, self.delta, self.regularizer
+            gamma, self.rkhs_norm_bound, self.noise_std, self.delta, self.regularization
         )
 
     def acquisition(self) -> AcquisitionFunction:

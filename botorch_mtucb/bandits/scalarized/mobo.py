@@ -23,70 +23,17 @@ their released code (Dragonfly, ``dragonfly/opt/multiobjective_gpb_acquisitions.
 from __future__ import annotations
 
 import torch
-from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.models.model import Model
-from botorch.utils.transforms import t_batch_mode_transform
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.scalarized.policy import (
-    ScalarizedUCBPolicy,
-    check_task_variances,
-    empty_model,
-)
+from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB
+from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
 from botorch_mtucb.confidence.scalarized_widths import dragonfly_ucb_width, gp_ucb_width
 from botorch_mtucb.models import VectorValuedGP
-from botorch_mtucb.scalarization import Scalarization
+from botorch_mtucb.utils.checks import check_task_variances
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain
 
 RADII = ("srinivas", "dragonfly")
-
-
-class ScalarizedObjectiveUCB(AcquisitionFunction):
-    r"""``s_lambda(mu(x) + width * sigma(x))``: the scalarization of per-objective UCBs.
-
-    ``sigma(x)`` is the vector of marginal posterior standard deviations (cross-task
-    covariances are ignored, as for independent GPs). The ``width`` multiplies the
-    standard deviation directly (unlike BoTorch's ``UpperConfidenceBound(beta=...)``).
-
-    Example:
-        >>> acqf = ScalarizedObjectiveUCB(model, LinearScalarization(w), width=2.0)
-        >>> acqf(X)  # batch x 1 x d -> batch
-    """
-
-    def __init__(self, model: Model, scalarization: Scalarization, width: float) -> None:
-        """Args:
-            model: A BoTorch model with ``n`` outputs.
-            scalarization: A ``Scalarization`` on ``n`` outputs with one weight vector.
-            width: ``w_t >= 0``.
-
-        Raises:
-            TypeError: If ``scalarization`` is not a ``Scalarization``.
-            ValueError: For a size mismatch or a negative / non-finite width.
-        """
-        super().__init__(model=model)
-        if not isinstance(scalarization, Scalarization):
-            raise TypeError(
-                f"scalarization must be a Scalarization, got {type(scalarization).__name__}"
-            )
-        if scalarization.num_tasks != model.num_outputs:
-            raise ValueError(
-                f"the scalarization has {scalarization.num_tasks} weights but the model has "
-                f"{model.num_outputs} outputs"
-            )
-        width = torch.as_tensor(width, dtype=torch.float64).detach()
-        if width.numel() != 1 or not torch.isfinite(width) or width < 0:
-            raise ValueError(f"width must be a finite number >= 0, got {width}")
-        self.scalarization = scalarization
-        self.register_buffer("width", width.reshape(()))
-
-    @t_batch_mode_transform(expected_q=1)
-    def forward(self, X: Tensor) -> Tensor:
-        """``X``: ``batch x 1 x d`` -> ``batch`` UCB values."""
-        posterior = self.model.posterior(X)
-        mean = posterior.mean.squeeze(-2)  # b x n
-        std = posterior.variance.squeeze(-2).clamp_min(0.0).sqrt()  # b x n
-        return self.scalarization(mean + self.width.to(mean) * std)  # b
 
 
 class RandomScalarizationUCB(ScalarizedUCBPolicy):
@@ -101,7 +48,7 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
         data_kernel: The scalar kernel ``k``.
         task_variances: ``n`` prior variances of the objectives.
         domain: A ``FiniteDomain`` or ``BoxDomain``.
-        noise_variance: The GPs' noise variance ``eta > 0`` (paper 000: 0.1).
+        regularization: The GPs' noise variance ``eta > 0`` (paper 000: 0.1).
         delta: Confidence level in (0, 1) of the Srinivas radius.
         radius: ``"srinivas"`` (default; Srinivas et al. 2010, Theorem 1, see the
             module docstring) or ``"dragonfly"`` (Paria et al.'s code).
@@ -121,7 +68,7 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
         data_kernel: Kernel,
         task_variances: Tensor,
         domain: Domain,
-        noise_variance: float = 0.1,
+        regularization: float = 0.1,
         delta: float = 0.1,
         radius: str = "srinivas",
         domain_size: int | None = None,
@@ -143,7 +90,7 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
         self.domain_size = domain_size
         reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
         covariance = torch.diag(task_variances).to(reference)
-        self.model = empty_model(VectorValuedGP, domain, data_kernel, covariance, noise_variance)
+        self.model = empty_model(VectorValuedGP, domain, data_kernel, covariance, regularization)
         self._width = self.width()
 
     def width(self) -> float:

@@ -7,7 +7,7 @@ the dictionary accuracy and the width:
 
 * MT-BKB: the multi-task kernel, ``q`` and width ``beta~_t`` of Theorem 3;
 * IT-BKB: independent tasks (``Gamma = k diag(B_11, ..., B_nn)``), each learned as in
-  BKB (Calandriello et al. 2019: regularizer ``lambda = eta``, dictionary drawn with
+  BKB (Calandriello et al. 2019: regularization ``lambda = eta``, dictionary drawn with
   ``min(q_bar sigma~^2 / lambda, 1)``, width of their Theorem 1), the width scaled by
   ``sqrt(n)`` (paper 000, Section 5 and Appendix E).
 """
@@ -21,19 +21,11 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.scalarized.policy import (
-    ScalarizedUCBPolicy,
-    check_task_variances,
-    empty_model,
-)
-from botorch_mtucb.confidence.scalarized_widths import (
-    bkb_width,
-    check_eps,
-    mt_bkb_accuracy,
-    mt_bkb_width,
-)
+from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
+from botorch_mtucb.confidence.scalarized_widths import bkb_width, mt_bkb_accuracy, mt_bkb_width
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
+from botorch_mtucb.utils.checks import check_eps, check_task_variances
 from botorch_mtucb.utils.domains import Domain, FiniteDomain
 
 
@@ -60,7 +52,7 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         domain: A ``FiniteDomain`` or ``BoxDomain``.
         rkhs_norm_bound: ``b >= ||f||_Gamma``.
         noise_std: Sub-Gaussian noise level ``sigma``.
-        noise_variance: The regularizer ``eta > 0`` (paper 000: 0.1).
+        regularization: The regularization ``eta > 0`` (paper 000: 0.1).
         delta: Confidence level in (0, 1) (paper 000: 0.1).
         eps: Accuracy of the sketch in (0, 1) (paper 000: 0.5).
         accuracy: ``q >= 1``; default Theorem 3's ``6 rho log(4 T / delta) / eps^2``,
@@ -81,7 +73,7 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         domain: Domain,
         rkhs_norm_bound: float,
         noise_std: float,
-        noise_variance: float = 0.1,
+        regularization: float = 0.1,
         delta: float = 0.1,
         eps: float = 0.5,
         accuracy: float | None = None,
@@ -101,7 +93,7 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
             domain,
             data_kernel,
             task_covariance,
-            noise_variance,
+            regularization,
             accuracy=self.accuracy,
             seed=seed,
         )
@@ -133,7 +125,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     r"""IT-BKB: independent tasks learned with BKB, width scaled by ``sqrt(n)``.
 
     The baseline of paper 000 (Section 5, Appendix E). Task ``i`` is a scalar GP with
-    kernel ``task_variances[i] * k`` and regularizer ``lambda = eta``, sketched as in
+    kernel ``task_variances[i] * k`` and regularization ``lambda = eta``, sketched as in
     BKB (Calandriello et al. 2019): the dictionary is redrawn after every observation
     with probabilities ``min(q_bar sigma~^2(x_s) / lambda, 1)``, ``q_bar`` from BKB's
     Theorem 1 (``6 alpha log(4 T / delta) / eps^2``). The tasks share one dictionary
@@ -147,7 +139,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         data_kernel: The scalar kernel ``k``.
         task_variances: ``n`` prior variances (the diagonal of ``B``).
         domain, rkhs_norm_bound, noise_std, delta, eps: As for MT-BKB.
-        eta: BKB's regularizer ``lambda > 0`` (paper 000 uses 0.1 for every method).
+        eta: BKB's regularization ``lambda > 0`` (paper 000 uses 0.1 for every method).
         accuracy: BKB's ``q_bar >= 1`` (default from ``eps``, ``delta`` and
             ``horizon``); the sketch uses ``q = max(q_bar / lambda, 1)`` on
             unnormalized variances.

@@ -6,7 +6,7 @@ width:
 
 * MT-KB: the multi-task kernel ``Gamma`` and the width of Theorem 2;
 * IT-KB: independent tasks (``Gamma = k diag(B_11, ..., B_nn)``), each learned as in
-  IGP-UCB (Chowdhury & Gopalan 2017: regularizer ``1 + eta``, width of their Theorem 2)
+  IGP-UCB (Chowdhury & Gopalan 2017: regularization ``1 + eta``, width of their Theorem 2)
   and the width scaled by ``sqrt(n)`` (paper 000, Section 5 and Appendix E).
 """
 
@@ -19,18 +19,11 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.scalarized.policy import (
-    ScalarizedUCBPolicy,
-    check_task_variances,
-    empty_model,
-)
-from botorch_mtucb.confidence import (
-    igp_ucb_width,
-    information_gain_increment,
-    mt_kb_width,
-)
+from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
+from botorch_mtucb.confidence import igp_ucb_width, information_gain_increment, mt_kb_width
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.utils.checks import check_task_variances
 from botorch_mtucb.utils.domains import Domain
 
 
@@ -47,7 +40,7 @@ class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
         domain: A ``FiniteDomain`` or ``BoxDomain``.
         rkhs_norm_bound: ``b >= ||f||_Gamma``.
         noise_std: Sub-Gaussian noise level ``sigma``.
-        noise_variance: The regularizer ``eta > 0`` (paper 000 uses 0.1).
+        regularization: The regularization ``eta > 0`` (paper 000 uses 0.1).
         delta: Confidence level in (0, 1) (paper 000 uses 0.1).
         name: Name used in results.
     """
@@ -59,7 +52,7 @@ class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
         domain: Domain,
         rkhs_norm_bound: float,
         noise_std: float,
-        noise_variance: float = 0.1,
+        regularization: float = 0.1,
         delta: float = 0.1,
         name: str = "MT-KB",
     ) -> None:
@@ -69,7 +62,7 @@ class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
         self.noise_std = noise_std
         self.delta = delta
         self.model = empty_model(
-            VectorValuedGP, domain, data_kernel, task_covariance, noise_variance
+            VectorValuedGP, domain, data_kernel, task_covariance, regularization
         )
         self._width = self.width()
 
@@ -89,7 +82,7 @@ class IndependentTaskKernelizedBandit(ScalarizedUCBPolicy):
     r"""IT-KB: independent tasks learned with IGP-UCB, width scaled by ``sqrt(n)``.
 
     The baseline of paper 000 (Section 5, Appendix E). Task ``i`` is a scalar GP with
-    kernel ``task_variances[i] * k`` and regularizer ``1 + eta`` (IGP-UCB, Chowdhury &
+    kernel ``task_variances[i] * k`` and regularization ``1 + eta`` (IGP-UCB, Chowdhury &
     Gopalan 2017). With ``|f_i - mu_i| <= beta_i sigma_i`` for each task,
     ``||f - mu||_2 <= sqrt(n) max_i beta_i max_i sigma_i``, so the acquisition is eq. (2)
     with the diagonal posterior and ``width = sqrt(n) max_i beta_i``, where ``beta_i`` is

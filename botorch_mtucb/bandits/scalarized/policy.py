@@ -20,7 +20,7 @@ from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisiti
 
 
 def empty_model(
-    model_class: type, domain: Domain, data_kernel, task_covariance, noise_variance, **kwargs
+    model_class: type, domain: Domain, data_kernel, task_covariance, regularization, **kwargs
 ):
     """``model_class`` built on no data (the prior), on the domain's dtype and device."""
     reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
@@ -30,21 +30,9 @@ def empty_model(
         reference.new_zeros(0, num_tasks),
         data_kernel,
         task_covariance,
-        noise_variance,
+        regularization,
         **kwargs,
     )
-
-
-def check_task_variances(task_variances: Tensor) -> Tensor:
-    """``task_variances`` (the diagonal of ``B``) as a flat float64 tensor.
-
-    Raises:
-        ValueError: If any variance is not finite or not positive.
-    """
-    task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
-    if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
-        raise ValueError("task_variances must be finite and > 0")
-    return task_variances
 
 
 class ScalarizedUCBPolicy:

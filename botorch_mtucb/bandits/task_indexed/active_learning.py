@@ -31,12 +31,10 @@ from botorch_mtucb.bandits.environments.task_indexed import (
     decode_active_action,
     encode_active_action,
 )
-from botorch_mtucb.bandits.task_indexed.regression import (
-    AgnosticMultiTaskRegression,
-    argmax_random_ties,
-    check_width_rule,
-)
+from botorch_mtucb.bandits.task_indexed.regression import WIDTH_RULES, AgnosticMultiTaskRegression
+from botorch_mtucb.utils.checks import check_choice
 from botorch_mtucb.utils.domains import Domain
+from botorch_mtucb.utils.random import argmax_random_ties
 
 
 class MultiTaskActiveLearning:
@@ -56,7 +54,7 @@ class MultiTaskActiveLearning:
         delta: Confidence level in ``(0, 1)``.
         noise_std: Sub-Gaussian noise level assumed by the widths.
         regularization: ``lambda``; default ``(N + b) / (N + bN)``.
-        width: Width rule (``"new"`` or ``"naive"``, ...; see ``MultiTaskUCB``).
+        width_rule: Width rule (``"new"`` or ``"naive"``, ...; see ``MultiTaskUCB``).
         num_tasks: Needed only with a single shared domain.
         name: Name used in results.
     """
@@ -73,12 +71,12 @@ class MultiTaskActiveLearning:
         delta: float = 0.01,
         noise_std: float = 1.0,
         regularization: float | None = None,
-        width: str = "new",
+        width_rule: str = "new",
         num_tasks: int | None = None,
         name: str | None = None,
     ) -> None:
         self.name = name or self.default_name
-        self.width_rule = check_width_rule(width)
+        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
         self.regression = AgnosticMultiTaskRegression(
             domains, data_kernel, b, regularization, num_tasks=num_tasks
         )

@@ -20,14 +20,12 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.task_indexed.regression import (
-    AgnosticMultiTaskRegression,
-    check_width_rule,
-)
+from botorch_mtucb.bandits.task_indexed.regression import WIDTH_RULES, AgnosticMultiTaskRegression
 from botorch_mtucb.confidence.agnostic_widths import (
     multitask_regularization,
     theorem2_kernel_parameter,
 )
+from botorch_mtucb.utils.checks import check_choice
 from botorch_mtucb.utils.domains import Domain
 
 
@@ -44,14 +42,14 @@ class MultiTaskUCB:
         delta: Confidence level in ``(0, 1)``.
         noise_std: Sub-Gaussian noise level assumed by the widths.
         regularization: ``lambda``; default ``(N + b) / (N + bN)`` (Theorem 2).
-        width: Which width of ``multitask_widths`` to use: ``"new"`` (Theorem 1, with
+        width_rule: Which width of ``multitask_widths`` to use: ``"new"`` (Theorem 1, with
             the data-dependent large-b width in the minimum) or ``"naive"``,
             ``"small_b"``, ``"large_b"``, ``"large_b_data_dependent"``.
         num_tasks: Needed only with a single shared domain.
         name: Name used in results.
 
     Raises:
-        ValueError: For an unknown ``width``, or (at the first round) arguments that
+        ValueError: For an unknown ``width_rule``, or (at the first round) arguments that
             ``multitask_widths`` rejects.
     """
 
@@ -65,12 +63,12 @@ class MultiTaskUCB:
         delta: float = 0.01,
         noise_std: float = 1.0,
         regularization: float | None = None,
-        width: str = "new",
+        width_rule: str = "new",
         num_tasks: int | None = None,
         name: str = "MT-UCB",
     ) -> None:
         self.name = name
-        self.width_rule = check_width_rule(width)
+        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
         self.regression = AgnosticMultiTaskRegression(
             domains, data_kernel, b, regularization, num_tasks=num_tasks
         )
@@ -119,7 +117,7 @@ class MultiTaskUCB:
             rkhs_norm_bound,
             task_deviation,
             regularization=1.0,
-            width="naive",
+            width_rule="naive",
             **kwargs,
         )
 
@@ -177,7 +175,7 @@ class AdaptiveMultiTaskUCB:
             experiments of Section 5 ("run with the same b").
         horizon: ``T`` for Theorem 2's choice of ``b``.
         concentration_constant: ``c`` of eq. 44; default ``noise_std``.
-        width: The width rule of every learner (``"new"``).
+        width_rule: The width rule of every learner (``"new"``).
         name: Name used in results.
 
     Raises:
@@ -196,7 +194,7 @@ class AdaptiveMultiTaskUCB:
         delta: float = 0.01,
         noise_std: float = 1.0,
         concentration_constant: float | None = None,
-        width: str = "new",
+        width_rule: str = "new",
         num_tasks: int | None = None,
         name: str = "AdaMT-UCB",
     ) -> None:
@@ -208,7 +206,7 @@ class AdaptiveMultiTaskUCB:
             )
         if b is None and horizon is None:
             raise ValueError("horizon is required when b is None (Theorem 2's choice of b)")
-        self.width_rule = check_width_rule(width)
+        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
         self.rkhs_norm_bound = rkhs_norm_bound
         self.delta = delta
         self.noise_std = noise_std

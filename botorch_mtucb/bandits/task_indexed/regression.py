@@ -28,18 +28,12 @@ from botorch_mtucb.confidence.agnostic_widths import (
 )
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
-from botorch_mtucb.utils.checks import check_b
+from botorch_mtucb.utils.checks import check_b, check_finite_width
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.utils.random import argmax_random_ties
 
 WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
-
-
-def check_width_rule(width: str) -> str:
-    """``width`` if it is one of ``WIDTH_RULES``; a ``ValueError`` naming them otherwise."""
-    if width not in WIDTH_RULES:
-        raise ValueError(f"width must be one of {WIDTH_RULES}, got {width!r}")
-    return width
 
 
 class AgnosticMultiTaskRegression:
@@ -163,7 +157,7 @@ class AgnosticMultiTaskRegression:
         random from ``generator`` (``argmax_random_ties``); ``generator=None`` takes the
         first of them.
         """
-        _check_width(width)
+        check_finite_width(width)
         if self.finite:
             mean, std = self.posterior.mean(task), self.posterior.std(task)
             index = argmax_random_ties(mean + width * std, generator)
@@ -175,7 +169,7 @@ class AgnosticMultiTaskRegression:
 
     def max_lcb(self, task: int, width: float, generator: torch.Generator | None = None) -> float:
         """``max_x lcb_t(task, x)`` over the task's domain."""
-        _check_width(width)
+        check_finite_width(width)
         if self.finite:
             return float((self.posterior.mean(task) - width * self.posterior.std(task)).max())
         acquisition = TaskConditionedLCB(self.model, task, width)
@@ -211,54 +205,6 @@ class AgnosticMultiTaskRegression:
                 train_tasks=torch.tensor([task]),
             )
         self._task_statistics[task].append(x, self.data_kernel)
-
-
-def argmax_random_ties(
-    values: Tensor, generator: torch.Generator | None = None, rtol: float | None = None
-) -> int:
-    r"""Index of a maximum of ``values`` (``A``), ties broken uniformly at random.
-
-    Entries within ``rtol * max(|values|)`` of the maximum are ties (default
-    ``rtol = 1000 * eps`` of the dtype: differences at the level of round-off). Exact
-    ties are common under the prior: on a task without data and arms of equal norm
-    (unit-norm MHC features, the synthetic sphere), ``mu = 0`` and ``sigma = ||x||``
-    for every arm, so a plain ``torch.argmax`` picks whichever arm's ``||x||^2``
-    happens to round highest: the same arm in every repetition, which biases the
-    comparison of methods (paper 001's ``argmax`` in eq. 7 does not prefer any tied
-    arm).
-
-    Args:
-        values: A 1-d tensor (e.g. ``mu + width * sigma`` over a task's arms).
-        generator: Source of the random draw among ties; ``None``: the first tie.
-            A draw is made only when there are at least two ties.
-        rtol: Relative tolerance (``>= 0``); default ``1000 * torch.finfo(dtype).eps``.
-
-    Returns:
-        The index (int).
-
-    Raises:
-        ValueError: If ``values`` is not a non-empty 1-d tensor, has NaN entries, or
-            ``rtol < 0``.
-    """
-    if not isinstance(values, Tensor) or values.dim() != 1 or values.numel() == 0:
-        raise ValueError(
-            f"values must be a non-empty 1-d tensor, got {getattr(values, 'shape', values)}"
-        )
-    if torch.isnan(values).any():
-        raise ValueError("values must not contain NaN")
-    if rtol is None:
-        rtol = 1000 * torch.finfo(values.dtype).eps if values.is_floating_point() else 0.0
-    if not rtol >= 0:
-        raise ValueError(f"rtol must be >= 0, got {rtol}")
-    top = values.max()
-    if torch.isinf(top):
-        ties = (values == top).nonzero().reshape(-1)
-    else:
-        scale = values[torch.isfinite(values)].abs().max()
-        ties = (values >= top - rtol * scale).nonzero().reshape(-1)
-    if ties.numel() == 1 or generator is None:
-        return int(ties[0])
-    return int(ties[torch.randint(ties.numel(), (1,), generator=generator)])
 
 
 class _TaskStatistics:
@@ -304,11 +250,3 @@ class _TaskStatistics:
                 self._trace_inverse += (1.0 + float(solved.square().sum())) / schur
                 self._dimension.append(cross, diagonal + self.scale)
                 self.effective_dimension = t - self.scale * self._trace_inverse
-
-
-def _check_width(width: float) -> None:
-    if not math.isfinite(width) or width < 0:
-        raise ValueError(
-            f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
-            "finite only for task_deviation = 0)"
-        )

@@ -46,7 +46,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.utils.checks import as_real_tensor, check_delta, check_positive
+from botorch_mtucb.utils.checks import check_alphas, check_delta, check_positive
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # 0.618...
 _GOLDEN_STEPS = 32  # brackets of two decades shrink to 2 * 0.618^32 = 4e-7 decades
@@ -63,22 +63,6 @@ class EmptyConfidenceSetError(ValueError):
     the given ``noise_std``) and the smallest ``noise_std`` (at the given
     ``rkhs_norm_bound``) for which the set is not empty.
     """
-
-
-def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
-    """The grid ``A`` as a 1-d float64 CPU tensor of finite positive numbers.
-
-    Raises:
-        TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
-            ``None``, booleans and complex numbers included).
-        ValueError: If it is empty or holds a non-positive or non-finite value.
-    """
-    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=_DTYPE).reshape(-1)
-    if tensor.numel() == 0:
-        raise ValueError("alphas must hold at least one value")
-    if not torch.isfinite(tensor).all() or (tensor <= 0).any():
-        raise ValueError(f"alphas must be finite and > 0, got {tensor.tolist()}")
-    return tensor
 
 
 class MartingaleMixtureBound(Module):

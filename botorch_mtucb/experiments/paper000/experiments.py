@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from botorch_mtucb.bandits import (
-    FiniteDomain,
     IndependentTaskBudgetedKernelizedBandit,
     IndependentTaskKernelizedBandit,
     MultiTaskBudgetedKernelizedBandit,
@@ -66,6 +65,7 @@ from botorch_mtucb.problems import (
     shifted_branin_problem,
 )
 from botorch_mtucb.problems.synthetic_000 import similarity_problem
+from botorch_mtucb.utils import FiniteDomain
 
 DELTA = 0.1  # paper 000, Section 5
 EPS = 0.5  # paper 000, Section 5: accuracy of the Nystrom sketches
@@ -80,7 +80,7 @@ def build_mt_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         problem.domain,
         rkhs_norm_bound=problem.rkhs_norm_bound,
         noise_std=problem.noise_std,
-        noise_variance=problem.noise_variance,
+        regularization=problem.regularization,
         delta=DELTA,
     )
 
@@ -93,7 +93,7 @@ def build_it_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         problem.domain,
         rkhs_norm_bound=problem.independent_rkhs_norm_bound,
         noise_std=problem.noise_std,
-        eta=problem.noise_variance,
+        eta=problem.regularization,
         delta=DELTA,
     )
 
@@ -106,7 +106,7 @@ def build_mt_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         problem.domain,
         rkhs_norm_bound=problem.rkhs_norm_bound,
         noise_std=problem.noise_std,
-        noise_variance=problem.noise_variance,
+        regularization=problem.regularization,
         delta=DELTA,
         eps=EPS,
         horizon=horizon or DEFAULT_HORIZON,
@@ -121,7 +121,7 @@ def build_it_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         problem.domain,
         rkhs_norm_bound=problem.independent_rkhs_norm_bound,
         noise_std=problem.noise_std,
-        eta=problem.noise_variance,
+        eta=problem.regularization,
         delta=DELTA,
         eps=EPS,
         horizon=horizon or DEFAULT_HORIZON,
@@ -137,7 +137,7 @@ def build_mobo(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
         problem.make_data_kernel(),
         torch.diagonal(problem.task_covariance),
         problem.domain,
-        noise_variance=problem.noise_variance,
+        regularization=problem.regularization,
         delta=DELTA,
         domain_size=domain_size,
     )

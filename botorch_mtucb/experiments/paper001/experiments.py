@@ -100,11 +100,7 @@ from botorch_mtucb.experiments.report import (
     write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.problems.mhc import (
-    MHC_RKHS_NORM_BOUND,
-    MHC_TASK_DEVIATION,
-    mhc_binding_problem,
-)
+from botorch_mtucb.problems.mhc import MHC_RKHS_NORM_BOUND, MHC_TASK_DEVIATION, mhc_binding_problem
 from botorch_mtucb.problems.multitask_synthetic import multitask_synthetic_problem
 from botorch_mtucb.problems.task_arms import MultiTaskArmProblem
 
@@ -216,7 +212,7 @@ def _active_policy(name: str, setting: Setting, rep: int, b: float):
     domains = problem.domains()
     bound, eps = setting.rkhs_norm_bound(problem), setting.task_deviation(problem)
     common = {"delta": DELTA, "noise_std": setting.noise_std, "name": name}
-    naive = {"width": "naive", "regularization": 1.0}
+    naive = {"width_rule": "naive", "regularization": 1.0}
     classes = {
         "MT-AL": (MultiTaskActiveLearning, {}),
         "MT-AL-naive": (MultiTaskActiveLearning, naive),

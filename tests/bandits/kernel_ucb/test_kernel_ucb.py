@@ -9,15 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_mtucb.bandits import (
-    BoxDomain,
-    KernelUCB,
-    RandomPolicy,
-    default_mixture_scale,
-    run_policy,
-)
+from botorch_mtucb.bandits import KernelUCB, RandomPolicy, default_mixture_scale, run_policy
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
+from botorch_mtucb.utils import BoxDomain
 
 B, SIGMA, DELTA = 10.0, 0.1, 0.01
 
@@ -44,12 +39,12 @@ def observed(kernel, t=25, d=2, seed=0):
     return X, Y, actions
 
 
-def dense_ucb(kernel, X, Y, actions, regularizer, width) -> np.ndarray:
+def dense_ucb(kernel, X, Y, actions, regularization, width) -> np.ndarray:
     """mu_lambda + width * rho_lambda, transcribed (eqs. (2)-(3) of paper 002)."""
     with torch.no_grad():
         K = kernel(X, X).to_dense().numpy()
         kx = kernel(X, actions).to_dense().numpy()
-    A = np.linalg.inv(K + regularizer * np.eye(len(K)))
+    A = np.linalg.inv(K + regularization * np.eye(len(K)))
     mean = kx.T @ A @ Y.numpy()[:, 0]
     var = 1.0 - np.einsum("tn,ts,sn->n", kx, A, kx)
     return mean + width * np.sqrt(np.clip(var, 1e-12, None))
@@ -70,16 +65,18 @@ def test_selects_the_argmax_of_its_bound(confidence):
         fresh = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=c)
         values = fresh.upper(actions, alphas[confidence]).numpy()
     else:
-        regularizer = 1 + eta if confidence == "IGP" else base
+        regularization = 1 + eta if confidence == "IGP" else base
         with torch.no_grad():
             K = kernel(X, X).to_dense().numpy()
-        logdet = np.linalg.slogdet(np.eye(len(K)) + K / regularizer)[1]
+        logdet = np.linalg.slogdet(np.eye(len(K)) + K / regularization)[1]
         if confidence == "IGP":
             width = B + SIGMA * math.sqrt(logdet + len(K) * eta + 2 * math.log(1 / DELTA))
         else:
-            width = B + SIGMA / math.sqrt(regularizer) * math.sqrt(logdet + 2 * math.log(1 / DELTA))
+            width = B + SIGMA / math.sqrt(regularization) * math.sqrt(
+                logdet + 2 * math.log(1 / DELTA)
+            )
         assert float(policy.width()) == pytest.approx(width, rel=1e-9)
-        values = dense_ucb(kernel, X, Y, actions, regularizer, width)
+        values = dense_ucb(kernel, X, Y, actions, regularization, width)
     assert torch.equal(chosen, actions[int(np.argmax(values))])
     assert policy.name == {"CMM": "CMM-UCB", "DMM": "DMM-UCB", "AMM": "AMM-UCB",
                            "AY": "AY-GP-UCB", "IGP": "IGP-UCB"}[confidence]  # fmt: skip

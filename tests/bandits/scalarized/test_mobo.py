@@ -18,16 +18,11 @@ from oracles import (
 )
 from tiny_problem import TinyProblem
 
-from botorch_mtucb.bandits import (
-    BoxDomain,
-    FiniteDomain,
-    RandomScalarizationUCB,
-    ScalarizedEnvironment,
-    ScalarizedObjectiveUCB,
-    run_policy,
-)
+from botorch_mtucb.acquisition import ScalarizedObjectiveUCB
+from botorch_mtucb.bandits import RandomScalarizationUCB, ScalarizedEnvironment, run_policy
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import LinearScalarization
+from botorch_mtucb.utils import BoxDomain, FiniteDomain
 
 VARIANCES = np.array([1.0, 1.5])
 ETA, DELTA = 0.1, 0.1

@@ -15,13 +15,13 @@ from test_mt_kb import _check_choices
 from tiny_problem import TinyProblem
 
 from botorch_mtucb.bandits import (
-    FiniteDomain,
     IndependentTaskBudgetedKernelizedBandit,
     MultiTaskBudgetedKernelizedBandit,
     ScalarizedEnvironment,
     run_policy,
 )
 from botorch_mtucb.confidence import mt_bkb_accuracy
+from botorch_mtucb.utils import FiniteDomain
 
 B = np.array([[1.0, 0.6], [0.6, 1.5]])
 RKHS, SIGMA, DELTA, ETA, EPS = 1.0, 0.1, 0.1, 0.1, 0.5

@@ -19,13 +19,12 @@ from oracles import (
 from tiny_problem import TinyProblem
 
 from botorch_mtucb.bandits import (
-    BoxDomain,
-    FiniteDomain,
     IndependentTaskKernelizedBandit,
     MultiTaskKernelizedBandit,
     ScalarizedEnvironment,
     run_policy,
 )
+from botorch_mtucb.utils import BoxDomain, FiniteDomain
 
 B = np.array([[1.0, 0.6], [0.6, 1.5]])
 RKHS, SIGMA, DELTA, ETA = 1.0, 0.1, 0.1, 0.1

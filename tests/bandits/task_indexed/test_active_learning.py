@@ -118,7 +118,7 @@ def test_mts_queries_unexplored_tasks_first_then_sampled_improvement():
 
 def test_naive_width_and_resume(tmp_path):
     problem = _problem()
-    naive = _make(MultiTaskActiveLearning, problem, width="naive", regularization=1.0)
+    naive = _make(MultiTaskActiveLearning, problem, width_rule="naive", regularization=1.0)
     improved = _make(MultiTaskActiveLearning, problem)
     assert naive.width_rule == "naive" and naive.regression.regularization == 1.0
     widths = improved.regression.widths(problem.rkhs_norm_bound, problem.task_deviation, 0.01)
@@ -132,5 +132,5 @@ def test_naive_width_and_resume(tmp_path):
         _make(MultiTaskActiveLearning, problem), environment, 8, seed=2, path=tmp_path / "r.jsonl"
     )
     assert [r.x for r in resumed] == [r.x for r in full]
-    with pytest.raises(ValueError, match="width must be one of"):
-        _make(MultiTaskActiveLearning, problem, width="bogus")
+    with pytest.raises(ValueError, match="width_rule must be one of"):
+        _make(MultiTaskActiveLearning, problem, width_rule="bogus")

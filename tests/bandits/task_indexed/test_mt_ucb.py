@@ -65,8 +65,8 @@ def test_table1_special_cases():
     naive = MultiTaskUCB.gob_lin(problem.domains(), linear_kernel(), 2.0, 1.0, 0.3)
     assert naive.width_rule == "naive" and naive.regression.regularization == 1.0
     assert naive.name == "MT-UCB-naive"
-    with pytest.raises(ValueError, match="width must be one of"):
-        MultiTaskUCB(problem.domains(), linear_kernel(), 1.0, 1.0, 0.3, width="tight")
+    with pytest.raises(ValueError, match="width_rule must be one of"):
+        MultiTaskUCB(problem.domains(), linear_kernel(), 1.0, 1.0, 0.3, width_rule="tight")
     with pytest.raises(ValueError, match=r"task_deviation .* \[0, 2\]"):
         MultiTaskUCB(problem.domains(), linear_kernel(), 1.0, 1.0, 3.0)
 

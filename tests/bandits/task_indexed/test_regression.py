@@ -11,10 +11,7 @@ import torch
 from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
-from botorch_mtucb.bandits.task_indexed.regression import (
-    AgnosticMultiTaskRegression,
-    argmax_random_ties,
-)
+from botorch_mtucb.bandits.task_indexed.regression import AgnosticMultiTaskRegression
 from botorch_mtucb.confidence.agnostic_widths import (
     multitask_information_gain,
     multitask_widths,
@@ -22,6 +19,7 @@ from botorch_mtucb.confidence.agnostic_widths import (
     task_effective_dimensions,
 )
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain
+from botorch_mtucb.utils.random import argmax_random_ties
 
 
 def linear_kernel():

@@ -1,0 +1,63 @@
+"""The scalarized vector of per-objective upper confidence bounds (MOBO's acquisition).
+
+Source: B. Paria, K. Kandasamy, B. Poczos, "A flexible framework for multi-objective
+Bayesian optimization using random scalarizations", UAI 2019, Algorithm 1 (UCB variant);
+paper 000, Appendix E, uses it as a baseline.
+"""
+
+from __future__ import annotations
+
+import torch
+from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.models.model import Model
+from botorch.utils.transforms import t_batch_mode_transform
+from torch import Tensor
+
+from botorch_mtucb.scalarization import Scalarization
+
+
+class ScalarizedObjectiveUCB(AcquisitionFunction):
+    r"""``s_lambda(mu(x) + width * sigma(x))``: the scalarization of per-objective UCBs.
+
+    ``sigma(x)`` is the vector of marginal posterior standard deviations (cross-task
+    covariances are ignored, as for independent GPs). The ``width`` multiplies the
+    standard deviation directly (unlike BoTorch's ``UpperConfidenceBound(beta=...)``).
+
+    Example:
+        >>> acqf = ScalarizedObjectiveUCB(model, LinearScalarization(w), width=2.0)
+        >>> acqf(X)  # batch x 1 x d -> batch
+    """
+
+    def __init__(self, model: Model, scalarization: Scalarization, width: float) -> None:
+        """Args:
+            model: A BoTorch model with ``n`` outputs.
+            scalarization: A ``Scalarization`` on ``n`` outputs with one weight vector.
+            width: ``w_t >= 0``.
+
+        Raises:
+            TypeError: If ``scalarization`` is not a ``Scalarization``.
+            ValueError: For a size mismatch or a negative / non-finite width.
+        """
+        super().__init__(model=model)
+        if not isinstance(scalarization, Scalarization):
+            raise TypeError(
+                f"scalarization must be a Scalarization, got {type(scalarization).__name__}"
+            )
+        if scalarization.num_tasks != model.num_outputs:
+            raise ValueError(
+                f"the scalarization has {scalarization.num_tasks} weights but the model has "
+                f"{model.num_outputs} outputs"
+            )
+        width = torch.as_tensor(width, dtype=torch.float64).detach()
+        if width.numel() != 1 or not torch.isfinite(width) or width < 0:
+            raise ValueError(f"width must be a finite number >= 0, got {width}")
+        self.scalarization = scalarization
+        self.register_buffer("width", width.reshape(()))
+
+    @t_batch_mode_transform(expected_q=1)
+    def forward(self, X: Tensor) -> Tensor:
+        """``X``: ``batch x 1 x d`` -> ``batch`` UCB values."""
+        posterior = self.model.posterior(X)
+        mean = posterior.mean.squeeze(-2)  # b x n
+        std = posterior.variance.squeeze(-2).clamp_min(0.0).sqrt()  # b x n
+        return self.scalarization(mean + self.width.to(mean) * std)  # b
