@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+from torch.nn import Module
 
 from botorch_mtucb.utils.checks import as_int, check_floating_dtype, check_tensor
 
@@ -25,14 +26,35 @@ def _check_weights(weights: Tensor) -> Tensor:
     return weights
 
 
-class Scalarization:
+class Scalarization(Module):
     """A scalarization ``s_lambda: R^n -> R`` with weights of shape ``... x n``.
 
-    Subclasses implement ``__call__`` on outputs ``... x n`` (broadcast against the
-    weights' batch shape) and ``lipschitz_constant`` (shape ``weights.shape[:-1]``).
+    A ``torch.nn.Module``: the weights (and Chebyshev's reference point) are buffers, so
+    ``.to(device)`` / ``.to(dtype)`` move them and ``state_dict`` holds them. Subclasses
+    implement ``forward`` on outputs ``... x n`` (broadcast against the weights' batch
+    shape) and ``lipschitz_constant`` (shape ``weights.shape[:-1]``); calling the object
+    calls ``forward``.
+
+    Example:
+        >>> s = LinearScalarization(torch.tensor([0.3, 0.7], dtype=torch.float64))
+        >>> isinstance(s, Scalarization), s.num_tasks
+        (True, 2)
+        >>> s.to(torch.float32).weights.dtype
+        torch.float32
     """
 
     weights: Tensor
+
+    def __init__(self, weights: Tensor) -> None:
+        """Args:
+            weights: ``... x n`` non-negative weights (at least one positive per row).
+
+        Raises:
+            TypeError, ValueError: For a non-tensor, NaN/inf or negative weights, or a
+                row of zeros.
+        """
+        super().__init__()
+        self.register_buffer("weights", _check_weights(weights))
 
     @property
     def num_tasks(self) -> int:
@@ -41,9 +63,11 @@ class Scalarization:
 
     @property
     def lipschitz_constant(self) -> Tensor:  # pragma: no cover - abstract
+        """``L_lambda`` with ``|s(y) - s(y')| <= L_lambda ||y - y'||_2``."""
         raise NotImplementedError
 
-    def __call__(self, Y: Tensor) -> Tensor:  # pragma: no cover - abstract
+    def forward(self, Y: Tensor) -> Tensor:  # pragma: no cover - abstract
+        """``Y``: ``... x n`` -> ``...``."""
         raise NotImplementedError
 
     def _check_outputs(self, Y: Tensor) -> None:
@@ -59,26 +83,26 @@ class Scalarization:
 class LinearScalarization(Scalarization):
     r"""``s_lambda(y) = lambda^T y``; Lipschitz constant ``||lambda||_2`` (paper 000, Sec. 2).
 
+    Args:
+        weights: ``... x n`` non-negative weights.
+
+    Raises:
+        TypeError, ValueError: For a non-tensor, NaN/inf or negative weights.
+
     Example:
         >>> s = LinearScalarization(torch.tensor([0.3, 0.7]))
-        >>> s(torch.tensor([[1.0, 2.0]]))  # tensor([1.7])
+        >>> s(torch.tensor([[1.0, 2.0]]))
+        tensor([1.7000])
+        >>> s.lipschitz_constant
+        tensor(0.7616)
     """
-
-    def __init__(self, weights: Tensor) -> None:
-        """Args:
-            weights: ``... x n`` non-negative weights.
-
-        Raises:
-            TypeError, ValueError: For a non-tensor, NaN/inf or negative weights.
-        """
-        self.weights = _check_weights(weights)
 
     @property
     def lipschitz_constant(self) -> Tensor:
         """``||lambda||_2``, shape ``weights.shape[:-1]``."""
         return torch.linalg.vector_norm(self.weights, dim=-1)
 
-    def __call__(self, Y: Tensor) -> Tensor:
+    def forward(self, Y: Tensor) -> Tensor:
         """``Y``: ``... x n`` -> ``...`` (broadcast with the weights' batch shape)."""
         self._check_outputs(Y)
         return (Y * self.weights.to(Y)).sum(-1)
@@ -89,35 +113,40 @@ class ChebyshevScalarization(Scalarization):
 
     Source: paper 000, Section 2 (Nakayama et al. 2009). ``z`` is the reference point.
 
+    Args:
+        weights: ``... x n`` non-negative weights.
+        reference_point: ``n`` reference point ``z`` (or broadcastable ``... x n``).
+
+    Raises:
+        TypeError, ValueError: For non-tensors, NaN/inf, negative weights, or a
+            reference point whose last dimension differs from the weights'.
+
     Example:
         >>> s = ChebyshevScalarization(torch.tensor([0.5, 0.5]), torch.zeros(2))
-        >>> s(torch.tensor([[1.0, 3.0]]))  # tensor([0.5])
+        >>> s(torch.tensor([[1.0, 3.0]]))
+        tensor([0.5000])
+        >>> s.to(torch.float64).reference_point.dtype
+        torch.float64
     """
 
-    def __init__(self, weights: Tensor, reference_point: Tensor) -> None:
-        """Args:
-            weights: ``... x n`` non-negative weights.
-            reference_point: ``n`` reference point ``z`` (or broadcastable ``... x n``).
+    reference_point: Tensor
 
-        Raises:
-            TypeError, ValueError: For non-tensors, NaN/inf, negative weights, or a
-                reference point whose last dimension differs from the weights'.
-        """
-        self.weights = _check_weights(weights)
+    def __init__(self, weights: Tensor, reference_point: Tensor) -> None:
+        super().__init__(weights)
         reference_point = check_tensor(reference_point, "reference_point")
         if reference_point.dim() < 1 or reference_point.shape[-1] != self.weights.shape[-1]:
             raise ValueError(
                 f"weights and reference_point must have the same length n, got "
                 f"{self.weights.shape[-1]} and {tuple(reference_point.shape)}"
             )
-        self.reference_point = reference_point
+        self.register_buffer("reference_point", reference_point)
 
     @property
     def lipschitz_constant(self) -> Tensor:
         """``max_i lambda_i``, shape ``weights.shape[:-1]``."""
         return self.weights.amax(dim=-1)
 
-    def __call__(self, Y: Tensor) -> Tensor:
+    def forward(self, Y: Tensor) -> Tensor:
         """``Y``: ``... x n`` -> ``...`` (broadcast with the weights' batch shape)."""
         self._check_outputs(Y)
         return (self.weights.to(Y) * (Y - self.reference_point.to(Y))).amin(dim=-1)
@@ -145,6 +174,10 @@ def sample_linear_weights(
     Raises:
         TypeError: If ``num_tasks`` is not an int or ``dtype`` not a floating dtype.
         ValueError: If ``num_tasks < 1``.
+
+    Example:
+        >>> sample_linear_weights(3, generator=torch.Generator().manual_seed(0))
+        tensor([0.0347, 0.3387, 0.6266], dtype=torch.float64)
     """
     u = _uniform(num_tasks, torch.Size(sample_shape), generator, dtype, device)
     return u / u.sum(-1, keepdim=True)
@@ -165,6 +198,12 @@ def sample_chebyshev_weights(
     Raises:
         TypeError: If ``num_tasks`` is not an int or ``dtype`` not a floating dtype.
         ValueError: If ``num_tasks < 1``.
+
+    Example:
+        >>> generator = torch.Generator().manual_seed(0)
+        >>> sample_chebyshev_weights(3, torch.Size([2]), generator=generator)
+        tensor([[0.8636, 0.0885, 0.0478],
+                [0.6239, 0.1393, 0.2368]], dtype=torch.float64)
     """
     u = _uniform(num_tasks, torch.Size(sample_shape), generator, dtype, device)
     alpha = u.sum(-1, keepdim=True) / u

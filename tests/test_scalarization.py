@@ -11,6 +11,7 @@ from oracles import chebyshev_scalarization, linear_scalarization
 from botorch_mtucb.scalarization import (
     ChebyshevScalarization,
     LinearScalarization,
+    Scalarization,
     sample_chebyshev_weights,
     sample_linear_weights,
 )
@@ -166,3 +167,60 @@ def test_weight_sampling_argument_types(sampler, dtype):
         assert weights.shape == (4, 3) and weights.dtype == dtype
         np.testing.assert_allclose(_np(weights.sum(-1)), np.ones(4), **_tol(dtype))
         assert (weights > 0).all()
+
+
+@pytest.mark.parametrize("kind", ("linear", "chebyshev"))
+def test_scalarizations_are_modules_whose_buffers_move(kind):
+    weights = torch.tensor([[0.2, 0.8], [0.6, 0.4]], dtype=torch.float64)
+    s = _make(kind, weights, torch.tensor([-1.0, 0.5], dtype=torch.float64))
+    assert isinstance(s, torch.nn.Module) and isinstance(s, Scalarization)
+    names = {"weights"} if kind == "linear" else {"weights", "reference_point"}
+    assert set(dict(s.named_buffers())) == names == set(s.state_dict())
+    assert list(s.parameters()) == []
+    Y = torch.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=torch.float64)
+    expected = s(Y)
+    assert torch.equal(s.forward(Y), expected)  # calling the object is forward
+    s32 = s.to(torch.float32)
+    assert s32 is s  # Module.to is in place
+    for name in names:
+        assert getattr(s, name).dtype == torch.float32
+    assert s.lipschitz_constant.dtype == torch.float32
+    value = s(Y.float())
+    assert value.dtype == torch.float32
+    np.testing.assert_allclose(_np(value), _np(expected), rtol=1e-6)
+    # A copy through state_dict reproduces the scalarization.
+    clone = _make(kind, torch.ones(2, 2), torch.zeros(2))
+    clone.load_state_dict(s.state_dict())
+    assert torch.equal(clone(Y.float()), value)
+
+
+def test_scalarization_inside_a_module_follows_its_owner():
+    owner = torch.nn.Module()
+    owner.scalarization = ChebyshevScalarization(torch.tensor([0.5, 0.5]), torch.zeros(2))
+    owner.double()
+    assert owner.scalarization.weights.dtype == torch.float64
+    assert owner.scalarization.reference_point.dtype == torch.float64
+
+
+def test_weight_samplers_draw_the_published_weights():
+    # Regression values: the experiments' scalarizations are these draws.
+    generator = torch.Generator().manual_seed(0)
+    linear = sample_linear_weights(3, generator=generator)
+    chebyshev = sample_chebyshev_weights(3, torch.Size([2]), generator=generator)
+    expected_linear = [0.03471132986745695, 0.3386636951731794, 0.6266249749593636]
+    expected_chebyshev = [
+        [0.6239364495294402, 0.13930075644303214, 0.23676279402752776],
+        [0.23652945123528063, 0.2994084041230284, 0.4640621446416909],
+    ]
+    np.testing.assert_allclose(_np(linear), expected_linear, rtol=1e-14)
+    np.testing.assert_allclose(_np(chebyshev), expected_chebyshev, rtol=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_examples_run():
+    import doctest
+
+    import botorch_mtucb.scalarization as module
+
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
+from torch.nn import Module
 
-from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound
+from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
 from botorch_mtucb.utils.checks import check_alphas
 
 
@@ -27,11 +28,25 @@ class MartingaleMixtureUCB(AcquisitionFunction):
     ``optimize_acqf`` can maximize it over a box; ``optimize_acqf_discrete`` over a
     finite set. Values have the dtype of ``X`` (float32 or float64; internally float64).
 
+    The acquisition has no BoTorch ``Model``: the bound (a ``MartingaleMixtureBound``,
+    kept as ``self.bound``) is what it maximizes, so it has no ``model`` attribute (like
+    BoTorch's ``FixedFeatureAcquisitionFunction``). ``.to(device)`` moves the bound.
+
     Example:
+        >>> import torch
+        >>> from botorch.optim import optimize_acqf
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.acquisition import MartingaleMixtureUCB
+        >>> from botorch_mtucb.confidence import MartingaleMixtureBound
+        >>> train_X = torch.rand(10, 2, dtype=torch.float64)
+        >>> train_Y = train_X.sum(-1, keepdim=True).sin()
         >>> bound = MartingaleMixtureBound(train_X, train_Y, RBFKernel(), 10.0, 0.1, 0.01)
         >>> acqf = MartingaleMixtureUCB(bound)
-        >>> candidate, value = optimize_acqf(acqf, bounds, q=1, num_restarts=8,
-        ...                                  raw_samples=256)
+        >>> bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+        >>> candidate, value = optimize_acqf(acqf, bounds, q=1, num_restarts=4,
+        ...                                  raw_samples=64)
+        >>> candidate.shape
+        torch.Size([1, 2])
     """
 
     def __init__(
@@ -42,10 +57,10 @@ class MartingaleMixtureUCB(AcquisitionFunction):
         r"""Build the acquisition.
 
         Args:
-            bound: A ``MartingaleMixtureBound`` on the data seen so far (it is stored
-                as the acquisition's ``model``).
+            bound: A ``MartingaleMixtureBound`` on the data seen so far.
             alphas: ``None`` for the exact bound, a grid of ``alpha > 0`` (DMM-UCB) or
-                a single ``alpha`` (AMM-UCB).
+                a single ``alpha`` (AMM-UCB). Kept as a float64 CPU tensor (not a
+                buffer, so that ``.to(dtype)`` cannot round it).
 
         Raises:
             TypeError: If ``bound`` is not a ``MartingaleMixtureBound``.
@@ -53,13 +68,9 @@ class MartingaleMixtureUCB(AcquisitionFunction):
         """
         if not isinstance(bound, MartingaleMixtureBound):
             raise TypeError(f"bound must be a MartingaleMixtureBound, got {type(bound).__name__}")
-        super().__init__(model=bound)
-        self.register_buffer("alphas", None if alphas is None else check_alphas(alphas))
-
-    @property
-    def bound(self) -> MartingaleMixtureBound:
-        """The confidence bound being maximized."""
-        return self.model
+        Module.__init__(self)  # AcquisitionFunction.__init__ would set self.model
+        self.bound = bound
+        self.alphas = None if alphas is None else check_alphas(alphas)
 
     @t_batch_mode_transform(expected_q=1)
     def forward(self, X: Tensor) -> Tensor:

@@ -24,8 +24,14 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
     standard deviation directly (unlike BoTorch's ``UpperConfidenceBound(beta=...)``).
 
     Example:
-        >>> acqf = ScalarizedObjectiveUCB(model, LinearScalarization(w), width=2.0)
-        >>> acqf(X)  # batch x 1 x d -> batch
+        >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> from botorch_mtucb.scalarization import LinearScalarization
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> model = ModelListGP(*[SingleTaskGP(train_X, train_X[:, i : i + 1]) for i in (0, 1)])
+        >>> weights = torch.tensor([0.3, 0.7], dtype=torch.float64)
+        >>> acqf = ScalarizedObjectiveUCB(model, LinearScalarization(weights), width=2.0)
+        >>> acqf(torch.rand(5, 1, 2, dtype=torch.float64)).shape  # batch x 1 x d -> batch
+        torch.Size([5])
     """
 
     def __init__(self, model: Model, scalarization: Scalarization, width: float) -> None:

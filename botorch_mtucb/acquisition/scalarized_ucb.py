@@ -22,6 +22,15 @@ def posterior_mean_and_covariance(model: Model, X: Tensor) -> tuple[Tensor, Tens
     Works for any BoTorch model whose posterior has ``n`` outputs: our models,
     ``MultiTaskGP`` and ``ModelListGP`` (then the covariance is diagonal). A posterior
     without a ``distribution`` falls back to its diagonal ``variance``.
+
+    Example:
+        >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> gps = [SingleTaskGP(train_X, train_X[:, i : i + 1].sin()) for i in range(2)]
+        >>> mean, covariance = posterior_mean_and_covariance(
+        ...     ModelListGP(*gps), torch.rand(4, 1, 2, dtype=torch.float64))
+        >>> mean.shape, covariance.shape  # independent outputs: diagonal covariances
+        (torch.Size([4, 2]), torch.Size([4, 2, 2]))
     """
     posterior = model.posterior(X)
     mean = posterior.mean.squeeze(-2)  # b x n
@@ -39,6 +48,10 @@ def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
     r"""``||Gamma||^{1/2}``: square root of the largest eigenvalue of ``... x n x n``.
 
     Negative round-off is clipped; the gradient is finite (zero where clipped).
+
+    Example:
+        >>> largest_eigenvalue_sqrt(torch.tensor([[4.0, 0.0], [0.0, 1.0]]))
+        tensor(2.)
     """
     if covariance.shape[-1] == 1:
         largest = covariance[..., 0, 0]
@@ -59,9 +72,24 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
     BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
 
     Example:
-        >>> acqf = ScalarizedMultiTaskUCB(model, ChebyshevScalarization(w, z), width=2.0)
-        >>> candidate, value = optimize_acqf(acqf, bounds, q=1, num_restarts=8,
-        ...                                  raw_samples=256)
+        >>> from botorch.optim import optimize_acqf
+        >>> from botorch_mtucb.scalarization import ChebyshevScalarization
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> train_Y = torch.randn(8, 2, dtype=torch.float64)
+        >>> task_covariance = 0.5 * torch.eye(2, dtype=torch.float64) + 0.5
+        >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), task_covariance,
+        ...                        regularization=0.1)
+        >>> weights = torch.tensor([0.3, 0.7], dtype=torch.float64)
+        >>> reference_point = torch.tensor([-3.0, -3.0], dtype=torch.float64)
+        >>> acqf = ScalarizedMultiTaskUCB(
+        ...     model, ChebyshevScalarization(weights, reference_point), width=2.0)
+        >>> bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+        >>> candidate, value = optimize_acqf(acqf, bounds, q=1, num_restarts=4,
+        ...                                  raw_samples=64)
+        >>> candidate.shape
+        torch.Size([1, 2])
     """
 
     def __init__(self, model: Model, scalarization: Scalarization, width: float | Tensor) -> None:

@@ -26,9 +26,19 @@ class TaskConditionedUCB(AcquisitionFunction):
     task-indexed data, ``MultiTaskGP``, ``ModelListGP``): only output ``task`` is read.
 
     Example:
+        >>> import torch
+        >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> from botorch.optim import optimize_acqf, optimize_acqf_discrete
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> task_data = [train_X.sum(-1, keepdim=True) * k for k in (1.0, 2.0, 3.0)]
+        >>> model = ModelListGP(*[SingleTaskGP(train_X, y) for y in task_data])  # 3 tasks
         >>> acqf = TaskConditionedUCB(model, task=2, width=3.0)
+        >>> arms_of_task_2 = torch.rand(10, 2, dtype=torch.float64)
         >>> x, value = optimize_acqf_discrete(acqf, q=1, choices=arms_of_task_2)
-        >>> x, value = optimize_acqf(acqf, bounds, q=1, num_restarts=8, raw_samples=256)
+        >>> bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+        >>> x, value = optimize_acqf(acqf, bounds, q=1, num_restarts=4, raw_samples=64)
+        >>> x.shape
+        torch.Size([1, 2])
     """
 
     _sign = 1.0
@@ -81,8 +91,21 @@ class TaskConditionedLCB(TaskConditionedUCB):
     gives ``max_x lcb_t(i, x)``.
 
     Example:
-        >>> acqf = TaskConditionedLCB(model, task=0, width=3.0)
-        >>> _, best_lower_bound = optimize_acqf_discrete(acqf, q=1, choices=arms)
+        >>> import torch
+        >>> from botorch.optim import optimize_acqf_discrete
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> train_Y = torch.randn(8, 3, dtype=torch.float64)
+        >>> task_covariance = 0.5 * torch.eye(3, dtype=torch.float64) + 0.5
+        >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), task_covariance,
+        ...                        regularization=0.1)
+        >>> arms = torch.rand(10, 2, dtype=torch.float64)
+        >>> lcb = TaskConditionedLCB(model, task=0, width=3.0)
+        >>> _, best_lower_bound = optimize_acqf_discrete(lcb, q=1, choices=arms)
+        >>> ucb = TaskConditionedUCB(model, task=0, width=3.0)
+        >>> bool(best_lower_bound <= ucb(arms.unsqueeze(-2)).max())
+        True
     """
 
     _sign = -1.0

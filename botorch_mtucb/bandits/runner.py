@@ -1,11 +1,9 @@
 """One loop runner for every bandit algorithm of the three papers.
 
-At round ``t`` the environment reveals a context (paper 000: scalarization weights
-lambda_t; paper 001: the task nature picks; paper 002: the round's action set), the
-policy selects ``x_t``, the environment returns a noisy observation ``y_t`` and the
-instantaneous regret, and the policy updates. Each round is appended to a JSON-lines
-file as soon as it ends, so an interrupted run resumes where it stopped: the recorded
-rounds are replayed into a fresh policy (``update`` only) and the loop goes on.
+Each round (see ``botorch_mtucb.bandits.protocols``) is appended to a JSON-lines file as
+soon as it ends, so an interrupted run resumes where it stopped: the recorded rounds are
+replayed into a fresh policy (``update`` only, with the recorded action rebuilt from its
+JSON) and the loop goes on.
 
 Randomness is drawn from per-round generators seeded by ``(seed, round, stream)``:
 the environment's stream (contexts, noise) does not depend on the policy, so all
@@ -20,55 +18,38 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
 from torch import Tensor
 from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
+from botorch_mtucb.bandits.protocols import Action, Environment, Policy
 from botorch_mtucb.utils.random import ENVIRONMENT_STREAM, POLICY_STREAM, round_generator
-
-
-@runtime_checkable
-class Environment(Protocol):
-    """What the runner needs from a problem (the bandit protocol of one paper)."""
-
-    def context(self, t: int, generator: torch.Generator) -> dict[str, Any]:
-        """The round's context (weights, task, action set, ...).
-
-        Tensors and numbers are recorded with the round, except under keys that
-        start with ``_`` (large items such as action sets, regenerated on resume).
-        """
-
-    def observe(self, x: Tensor, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """A noisy observation at ``x``."""
-
-    def regret(self, x: Tensor, context: dict[str, Any]) -> float:
-        """The instantaneous regret of ``x`` in this context (``>= 0``)."""
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """A bandit algorithm: ``select`` a point, then ``update`` with what was observed."""
-
-    name: str
-
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """The point ``x_t`` to query (``d`` tensor; for task-indexed policies the
-        context says which task)."""
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Take the observation ``y`` at ``x`` into account."""
 
 
 @dataclass
 class StepRecord:
-    """One round: what was chosen, observed and lost, and how long it took (seconds)."""
+    """One round: what was chosen, observed and lost, and how long it took (seconds).
+
+    Attributes:
+        t: The round, ``1 .. T``.
+        x: The action as JSON: the ``d`` floats of a point ``x_t``, or a structured
+            action's ``to_json()`` (e.g. ``{"task": 2, "recommendations": [[...], ...]}``).
+        y: The observation's floats.
+        regret: The instantaneous regret (``>= 0``).
+        seconds: Wall-clock time of ``select`` + ``observe`` + ``update``.
+        context: The round's context without its ``_``-keys (weights, task, ...).
+        diagnostics: The policy's ``diagnostics()`` after the update.
+
+    Example:
+        >>> record = StepRecord(t=1, x=[0.5], y=[1.2], regret=0.3, seconds=0.01)
+        >>> record.x, record.regret
+        ([0.5], 0.3)
+    """
 
     t: int
-    x: list[float]
+    x: Any
     y: list[float]
     regret: float
     seconds: float
@@ -86,6 +67,40 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (int, float, str, bool)) or value is None:
         return value
     return None  # objects (scalarizations, action sets) are regenerated, not stored
+
+
+def action_to_json(action: Tensor | Action) -> Any:
+    """The JSON form of an action: a point's floats (flattened) or ``action.to_json()``.
+
+    Example:
+        >>> action_to_json(torch.tensor([[0.25, 0.5]]))
+        [0.25, 0.5]
+    """
+    if isinstance(action, Tensor):
+        return _jsonable(action.reshape(-1))
+    if not isinstance(action, Action):
+        raise TypeError(
+            f"an action is a Tensor or has to_json / from_json, got {type(action).__name__}"
+        )
+    return action.to_json()
+
+
+def action_from_json(data: Any, environment: Environment) -> Tensor | Action:
+    """The action recorded as ``data``: ``environment.action_type.from_json(data)``, or a
+    float64 point when the environment declares no ``action_type``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ActiveMultiTaskEnvironment
+        >>> action_from_json([0.25, 0.5], object())
+        tensor([0.2500, 0.5000], dtype=torch.float64)
+        >>> data = {"task": 0, "recommendations": [[0.25], [0.5]]}
+        >>> action_from_json(data, ActiveMultiTaskEnvironment).task
+        0
+    """
+    action_type = getattr(environment, "action_type", None)
+    if action_type is None:
+        return torch.tensor(data, dtype=torch.float64)
+    return action_type.from_json(data)
 
 
 def _load_records(path: Path, header: dict[str, Any]) -> list[StepRecord]:
@@ -125,7 +140,8 @@ def run_policy(
             returning a dict of numbers recorded with each round, and optional
             ``settings()`` returning the parameters that change its behaviour, stored
             in the file's header and checked on resume).
-        environment: The problem's bandit protocol (``context``, ``observe``, ``regret``).
+        environment: The problem's bandit protocol (``context``, ``observe``, ``regret``;
+            ``action_type`` when its actions are structured, see ``Action``).
         horizon: Number of rounds ``T >= 1``.
         seed: Seed of this repetition (same seed: same contexts and noise).
         path: Where to write rounds as they end; an existing file of the same run
@@ -144,6 +160,21 @@ def run_policy(
 
     Raises:
         ValueError: If ``horizon < 1`` or ``path`` holds a different run.
+        TypeError: If the policy returns an action that is neither a tensor nor an
+            ``Action``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import KernelUCB, confidence_rule
+        >>> from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction
+        >>> from botorch_mtucb.problems import make_kernel
+        >>> kernel = make_kernel("rbf", 0.5)
+        >>> generator = torch.Generator().manual_seed(0)
+        >>> function = RKHSTestFunction.sample(kernel, 2, 10.0, generator=generator)
+        >>> environment = KernelBanditEnvironment(function, 0.1, num_actions=20)
+        >>> policy = KernelUCB(confidence_rule("AMM-UCB", kernel, 2), name="AMM-UCB")
+        >>> records = run_policy(policy, environment, horizon=5, seed=0)
+        >>> [record.t for record in records]
+        [1, 2, 3, 4, 5]
     """
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
         raise ValueError(f"horizon must be a positive int, got {horizon!r}")
@@ -172,7 +203,7 @@ def run_policy(
         for record in records:  # replay the rounds done before an interruption
             t = record.t
             context = environment.context(t, round_generator(seed, t, ENVIRONMENT_STREAM))
-            x = torch.tensor(record.x, dtype=torch.float64)
+            x = action_from_json(record.x, environment)
             y = torch.tensor(record.y, dtype=torch.float64)
             policy.update(x, y, context, round_generator(seed, t, POLICY_STREAM))
         bar = tqdm(
@@ -194,7 +225,7 @@ def run_policy(
             diagnostics = policy.diagnostics() if hasattr(policy, "diagnostics") else {}
             record = StepRecord(
                 t=t,
-                x=_jsonable(x.reshape(-1)),
+                x=action_to_json(x),
                 y=_jsonable(y.reshape(-1)),
                 regret=float(environment.regret(x, context)),
                 seconds=seconds,

@@ -6,29 +6,56 @@ candidates is computed by ``MartingaleMixtureBound`` (one eigen-decomposition of
 and a 1-D search per candidate, eq. (12)) and, on a subset of the candidates, by cvxpy
 solving the SOCP of eq. (10) as in Appendix E.1 of paper 002; cvxpy's time is scaled to
 100 candidates. Prints the time ratio and the largest disagreement, measured in this
-run (both sides on one thread).
+run (both sides on one thread by default).
 
-Usage: python benchmarks/mm_bound_vs_cvxpy.py [--sizes 100 300 1000] [--subset 10 5 2]
+cvxpy is a test dependency (``pip install cvxpy``, or the ``test`` extra); without it
+the benchmark says so and exits with 1.
+
+Usage::
+
+    python -m botorch_mtucb benchmark mm-bound-vs-cvxpy [--sizes 100 300 1000] [--subset 10 5 2]
+    python -m botorch_mtucb benchmark mm-bound-vs-cvxpy --quick    # t = 100, 2 cvxpy solves
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import time
+import sys
+from collections.abc import Sequence
+from typing import Any
 
-import cvxpy as cp
 import numpy as np
 import torch
 
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import MartingaleMixtureBound
+from botorch_mtucb.experiments.report import format_table, pinned_threads
 from botorch_mtucb.problems import RKHSTestFunction, make_kernel
 
+DESCRIPTION = "the exact martingale-mixture bound in torch vs cvxpy's SOCP (needs cvxpy)"
 B, SIGMA, DELTA, C = 10.0, 0.1, 0.01, 0.2
+NUM_CANDIDATES = 100
+MISSING_CVXPY = (
+    "mm-bound-vs-cvxpy compares against cvxpy, a test-only dependency that is not "
+    "installed: pip install cvxpy (or pip install 'botorch-mtucb[test]')"
+)
 
 
 def socp_upper(K: np.ndarray, kx: np.ndarray, kxx: float, y: np.ndarray, radius: float) -> float:
-    """Eq. (10): max k_{t+1}(x)^T w s.t. ||K_{t,t+1} w - y|| <= R_t, ||L_{t+1} w|| <= B."""
+    """Eq. (10) of paper 002: ``max k_{t+1}(x)^T w`` subject to
+    ``||K_{t,t+1} w - y|| <= R_t`` and ``||L_{t+1} w|| <= B``, solved by cvxpy with
+    Clarabel. ``K`` is ``t x t``, ``kx`` and ``y`` have ``t`` entries.
+
+    Raises:
+        ImportError: If cvxpy is not installed.
+
+    Example:
+        >>> K = np.array([[1.0]])
+        >>> round(float(socp_upper(K, np.array([0.5]), 1.0, np.array([0.2]), 1.0)), 3)
+        9.198
+    """
+    import cvxpy as cp  # a test-only dependency
+
     t = len(y)
     full = np.block([[K, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
     # Appendix E.1: right Cholesky factor of K_{t+1} plus a small multiple of I
@@ -42,6 +69,18 @@ def socp_upper(K: np.ndarray, kx: np.ndarray, kxx: float, y: np.ndarray, radius:
 
 
 def run(size: int, subset: int, seed: int) -> dict[str, float]:
+    """Time the bound at ``size`` observations on 100 candidates (first call, a second
+    call, the 5-point DMM grid) and cvxpy on ``subset`` of them (scaled to 100); seconds,
+    their ratio and the largest relative disagreement.
+
+    Raises:
+        ImportError: If cvxpy is not installed.
+
+    Example:
+        >>> row = run(20, 1, 0)
+        >>> row["t"], row["max_rel_diff"] < 1e-4
+        (20, True)
+    """
     generator = torch.Generator().manual_seed(seed)
     kernel = make_kernel("matern52", 0.5)
     function = RKHSTestFunction.sample(kernel, 3, B, generator=generator)
@@ -49,29 +88,28 @@ def run(size: int, subset: int, seed: int) -> dict[str, float]:
     with torch.no_grad():
         Y = function(X).unsqueeze(-1)
     Y = Y + SIGMA * torch.randn(size, 1, generator=generator, dtype=torch.float64)
-    candidates = torch.rand(100, 3, generator=generator, dtype=torch.float64)
+    candidates = torch.rand(NUM_CANDIDATES, 3, generator=generator, dtype=torch.float64)
 
     MartingaleMixtureBound(X[:5], Y[:5], kernel, B, SIGMA, DELTA, C).upper(candidates)  # warm-up
-    start = time.perf_counter()
-    bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, C)
-    ours = bound.upper(candidates)
-    ours_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    bound.upper(candidates)
-    search_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    base = SIGMA**2 / C
-    bound.upper(candidates, alphas=[m * base for m in (0.1, 0.3, 1.0, 3.0, 10.0)])
-    grid_seconds = time.perf_counter() - start
+
+    def first_call(_: Any) -> tuple[MartingaleMixtureBound, torch.Tensor]:
+        bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, C)
+        return bound, bound.upper(candidates)
+
+    ours_seconds, (bound, ours) = median_seconds(first_call, 1)
+    search_seconds, _ = median_seconds(lambda _: bound.upper(candidates), 1)
+    alphas = [m * SIGMA**2 / C for m in (0.1, 0.3, 1.0, 3.0, 10.0)]
+    grid_seconds, _ = median_seconds(lambda _: bound.upper(candidates, alphas=alphas), 1)
 
     with torch.no_grad():
         K = kernel(X, X).to_dense().numpy()
         cross = kernel(X, candidates[:subset]).to_dense().numpy()
     y = Y.numpy()[:, 0]
     radius = math.sqrt(float(bound.radius_squared))
-    start = time.perf_counter()
-    reference = [socp_upper(K, cross[:, i], 1.0, y, radius) for i in range(subset)]
-    cvxpy_seconds = (time.perf_counter() - start) / subset * 100
+    cvxpy_seconds, reference = median_seconds(
+        lambda _: [socp_upper(K, cross[:, i], 1.0, y, radius) for i in range(subset)], 1
+    )
+    cvxpy_seconds *= NUM_CANDIDATES / subset
     reference = np.asarray(reference)
     ours_subset = ours[:subset].numpy()
     disagreement = np.abs(ours_subset - reference) / np.maximum(np.abs(reference), 1.0)
@@ -87,33 +125,55 @@ def run(size: int, subset: int, seed: int) -> dict[str, float]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark with command-line arguments ``argv``; returns the exit code
+    (1 without cvxpy).
+
+    Example:
+        >>> main(["--quick"])  # doctest: +SKIP
+        exact upper bound at 100 candidates, 1 torch thread(s): torch (eq. 12) vs cvxpy SOCP (eq. 10)
+        ...
+        0
+    """
+    parser = benchmark_parser("mm-bound-vs-cvxpy", DESCRIPTION, "t = 100 only, 2 cvxpy solves")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--subset", type=int, nargs="+", default=[10, 5, 2],
                         help="cvxpy candidates per size (scaled to 100)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    try:
+        import cvxpy  # noqa: F401  (a test-only dependency)
+    except ImportError:
+        print(f"error: {MISSING_CVXPY}", file=sys.stderr)
+        return 1
+    sizes, subsets = ([100], [2]) if args.quick else (args.sizes, args.subset)
+    subsets = (subsets + [subsets[-1]] * len(sizes))[: len(sizes)]
+    rows = []
     # One thread for torch, as for cvxpy's Clarabel: the matrices are small and extra
     # threads only contend on a busy machine.
-    torch.set_num_threads(1)
-    subsets = (args.subset + [args.subset[-1]] * len(args.sizes))[: len(args.sizes)]
-    print("exact upper bound at 100 candidates: torch (eq. 12) vs cvxpy SOCP (eq. 10)")
-    print(f"{'t':>6} {'torch [s]':>10} {'search [s]':>10} {'DMM [s]':>9} {'cvxpy [s]':>10} "
-          f"{'ratio':>8} {'max rel diff':>13} {'max(ours-cvxpy)':>16}")  # fmt: skip
-    for size, subset in zip(args.sizes, subsets):
-        row = run(size, subset, args.seed)
+    with pinned_threads(args.threads) as threads:
         print(
-            f"{row['t']:>6} {row['ours_s']:>10.4f} {row['search_s']:>10.4f} "
-            f"{row['grid_s']:>9.4f} {row['cvxpy_s']:>10.2f} {row['ratio']:>8.0f} "
-            f"{row['max_rel_diff']:>13.2e} {row['ours_minus_cvxpy']:>16.2e}",
-            flush=True,
+            f"exact upper bound at {NUM_CANDIDATES} candidates, {threads} torch thread(s): "
+            "torch (eq. 12) vs cvxpy SOCP (eq. 10)"
         )
+        for size, subset in zip(sizes, subsets):
+            row = run(size, subset, args.seed)
+            rows.append(
+                [
+                    f"{row['t']}",
+                    f"{row['ours_s']:.4f}",
+                    f"{row['search_s']:.4f}",
+                    f"{row['grid_s']:.4f}",
+                    f"{row['cvxpy_s']:.2f}",
+                    f"{row['ratio']:.0f}",
+                    f"{row['max_rel_diff']:.2e}",
+                    f"{row['ours_minus_cvxpy']:.2e}",
+                ]
+            )
+    header = ["t", "torch [s]", "search [s]", "DMM [s]", "cvxpy [s]", "ratio"]
+    print(format_table(rows, [*header, "max rel diff", "max(ours-cvxpy)"]))
     print("torch: eigen-decomposition + 1-D searches (first call); search: a second call "
           "(the decomposition cached); DMM: the 5-point grid bound (first call: builds its five "
           "inverses from the spectrum); cvxpy: scaled from the "
           "subset; ratio = cvxpy / torch.")  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()
+    return 0

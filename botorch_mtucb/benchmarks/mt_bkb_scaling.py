@@ -20,45 +20,57 @@ Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's 
   from a least-squares fit ``c t^p`` on the measured ``t >= 1000`` and reported as
   such. Its round is timed once (it is seconds long at large ``t``).
 
-Everything runs single-threaded by default (``--threads``): the two methods are timed in
-the same run under the same load, so their ratio is what is comparable across machines.
-The plot (``--output``) shows the cost per step against ``t`` and the dictionary size;
-a JSON file with the numbers is written next to it.
+Everything runs on one torch thread by default (``--threads``; the number is printed):
+the two methods are timed in the same run under the same load, so their ratio is what
+is comparable across machines. The plot (``--output``) shows the cost per step against
+``t`` and the dictionary size; a JSON file with the numbers is written next to it.
 
 Usage::
 
-    python benchmarks/mt_bkb_scaling.py             # t up to 5000 (about 10-20 minutes)
-    python benchmarks/mt_bkb_scaling.py --quick     # t up to 500, seconds
+    python -m botorch_mtucb benchmark mt-bkb-scaling            # t up to 5000 (10-20 min)
+    python -m botorch_mtucb benchmark mt-bkb-scaling --quick    # t up to 500, seconds
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import math
-import statistics
-import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import matplotlib.ticker
 import numpy as np
 import torch
+from matplotlib.figure import Figure
 
 from botorch_mtucb.bandits import (
     MultiTaskBudgetedKernelizedBandit,
     MultiTaskKernelizedBandit,
     ScalarizedEnvironment,
 )
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import mt_bkb_accuracy
+from botorch_mtucb.experiments.report import format_table, pinned_threads, save_figure
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
-from botorch_mtucb.problems import rkhs_problem
+from botorch_mtucb.problems import MultiTaskProblem, rkhs_problem
 
+DESCRIPTION = "per-step cost of MT-BKB against MT-KB as t grows (20-task RKHS problem)"
 EPS, DELTA = 0.5, 0.1
 TARGET = 5.0  # issue 3: MT-BKB's step at least 5 times cheaper than MT-KB's at t = 5000
 
 
+NUM_TASKS = 20
+
+
 def available_memory() -> float:
-    """Bytes of memory available (``MemAvailable`` of ``/proc/meminfo``; inf elsewhere)."""
+    """Bytes of memory available (``MemAvailable`` of ``/proc/meminfo``; inf elsewhere).
+
+    Example:
+        >>> available_memory() > 0
+        True
+    """
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -69,14 +81,26 @@ def available_memory() -> float:
 
 
 def mt_kb_peak_bytes(t: int, num_factors: int) -> float:
-    """MT-KB's estimated peak memory: the factors' buffers (capacity 1.5 t) plus the
-    scaled Gram matrices and a contiguous copy of the factors, ``num_factors x t x t``
-    each, in float64."""
+    """MT-KB's estimated peak memory in bytes: the factors' buffers (capacity 1.5 t) plus
+    the scaled Gram matrices and a contiguous copy of the factors, ``num_factors x t x t``
+    each, in float64.
+
+    Example:
+        >>> mt_kb_peak_bytes(1000, 20) / 2**30  # GiB
+        0.6332993507385254
+    """
     return (1.5**2 + 2.0) * num_factors * t**2 * 8
 
 
-def data(problem, size: int, seed: int = 0):
-    """``size`` points drawn uniformly from the domain and noisy values of ``f``."""
+def data(problem: MultiTaskProblem, size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``size`` points drawn uniformly from the domain (``size x d``) and noisy values of
+    ``f`` (``size x n``).
+
+    Example:
+        >>> X, Y = data(rkhs_problem(2, seed=0), 5)
+        >>> tuple(X.shape), tuple(Y.shape)
+        ((5, 1), (5, 2))
+    """
     generator = torch.Generator().manual_seed(seed)
     points = problem.domain.points
     X = points[torch.randint(0, points.shape[0], (size,), generator=generator)]
@@ -84,18 +108,10 @@ def data(problem, size: int, seed: int = 0):
     return X, problem.objective(X) + problem.noise_std * noise
 
 
-def one_round(policy, environment, t, x, y) -> float:
-    """Seconds for ``select`` (UCB over the candidates) + ``update`` with ``(x, y)``."""
-    context = environment.context(t, torch.Generator().manual_seed(t))
-    generator = torch.Generator().manual_seed(10_000 + t)
-    start = time.perf_counter()
-    policy.select(context, generator)
-    policy.update(x, y, context, generator)
-    return time.perf_counter() - start
-
-
-def measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats):
-    policy = MultiTaskBudgetedKernelizedBandit(
+def _policy_arguments(problem: MultiTaskProblem) -> tuple[Any, ...]:
+    """MT-KB's and MT-BKB's first arguments, as paper 000 runs them: kernel, task
+    covariance, domain, norm bound, noise level, regularization and ``delta``."""
+    return (
         problem.make_data_kernel(),
         problem.task_covariance,
         problem.domain,
@@ -103,74 +119,150 @@ def measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats):
         problem.noise_std,
         problem.regularization,
         DELTA,
-        EPS,
-        accuracy=accuracy,
     )
-    start = time.perf_counter()
-    policy.model = NystromVectorValuedGP(
-        X[: t - 1],
-        Y[: t - 1],
-        problem.make_data_kernel(),
-        problem.task_covariance,
-        problem.regularization,
-        accuracy=accuracy,
-        chunk_size=max(1, (t - 1) // 50),
-    )
-    build = time.perf_counter() - start
+
+
+def time_round(policy: Any, environment: ScalarizedEnvironment, t: int, x, y, repeats: int):
+    """Median seconds of round ``t`` on copies of ``policy``: ``select`` (the UCB over the
+    candidates) + ``update`` with ``(x, y)``; returns them and the last copy.
+
+    Example:
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 2)
+        >>> policy = MultiTaskKernelizedBandit(problem.make_data_kernel(), problem.task_covariance,
+        ...     problem.domain, problem.rkhs_norm_bound, problem.noise_std, problem.regularization)
+        >>> seconds, played = time_round(policy, ScalarizedEnvironment(problem), 1, X[0], Y[0], 1)
+        >>> played.model.train_X.shape[0]
+        1
+    """
+    context = environment.context(t, torch.Generator().manual_seed(t))
+
+    def fresh() -> tuple[Any, torch.Generator]:
+        return copy.deepcopy(policy), torch.Generator().manual_seed(10_000 + t)
+
+    def play(state: tuple[Any, torch.Generator]) -> Any:
+        played, generator = state
+        played.select(context, generator)
+        played.update(x, y, context, generator)
+        return played
+
+    return median_seconds(play, repeats, setup=fresh)
+
+
+def measure_mt_bkb(
+    problem: MultiTaskProblem,
+    environment: ScalarizedEnvironment,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    t: int,
+    accuracy: float,
+    repeats: int,
+) -> dict[str, Any]:
+    """MT-BKB's round ``t`` after the ``t - 1`` rows of ``X, Y`` (its model built as MT-BKB
+    would have built it): median seconds per step over ``repeats`` copies, dictionary
+    size, embedding dimension and the seconds to build the model.
+
+    Example:
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 10)
+        >>> entry = measure_mt_bkb(problem, ScalarizedEnvironment(problem), X, Y, 10, 20.0, 1)
+        >>> 1 <= entry["dictionary_size"] <= 10
+        True
+    """
+    policy = MultiTaskBudgetedKernelizedBandit(*_policy_arguments(problem), EPS, accuracy=accuracy)
+
+    def build(_: Any) -> NystromVectorValuedGP:
+        return NystromVectorValuedGP(
+            X[: t - 1],
+            Y[: t - 1],
+            problem.make_data_kernel(),
+            problem.task_covariance,
+            problem.regularization,
+            accuracy=accuracy,
+            chunk_size=max(1, (t - 1) // 50),
+        )
+
+    build_seconds, policy.model = median_seconds(build, 1)
     policy._width = policy.width()
-    times, sizes = [], []
-    for _ in range(repeats):
-        copy_ = copy.deepcopy(policy)
-        times.append(one_round(copy_, environment, t, X[t - 1], Y[t - 1]))
-        sizes.append(copy_.model.dictionary_size)
+    seconds, played = time_round(policy, environment, t, X[t - 1], Y[t - 1], repeats)
     return {
-        "seconds_per_step": statistics.median(times),
-        "dictionary_size": int(statistics.median(sizes)),
-        "embedding_dimension": copy_.model.embedding_dimension,
-        "build_seconds": build,
+        "seconds_per_step": seconds,
+        "dictionary_size": int(played.model.dictionary_size),
+        "embedding_dimension": played.model.embedding_dimension,
+        "build_seconds": build_seconds,
     }
 
 
-def measure_mt_kb(problem, environment, X, Y, t):
-    policy = MultiTaskKernelizedBandit(
-        problem.make_data_kernel(),
-        problem.task_covariance,
-        problem.domain,
-        problem.rkhs_norm_bound,
-        problem.noise_std,
-        problem.regularization,
-        DELTA,
-    )
-    start = time.perf_counter()
-    policy.model = VectorValuedGP(
-        X[: t - 1],
-        Y[: t - 1],
-        problem.make_data_kernel(),
-        problem.task_covariance,
-        problem.regularization,
-    )
-    build = time.perf_counter() - start
+def measure_mt_kb(
+    problem: MultiTaskProblem,
+    environment: ScalarizedEnvironment,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    t: int,
+) -> dict[str, float]:
+    """MT-KB's round ``t`` after the ``t - 1`` rows of ``X, Y``, timed once (seconds long
+    at large ``t``), and the seconds to build its model.
+
+    Example:
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 10)
+        >>> sorted(measure_mt_kb(problem, ScalarizedEnvironment(problem), X, Y, 10))
+        ['build_seconds', 'seconds_per_step']
+    """
+    policy = MultiTaskKernelizedBandit(*_policy_arguments(problem))
+
+    def build(_: Any) -> VectorValuedGP:
+        return VectorValuedGP(
+            X[: t - 1],
+            Y[: t - 1],
+            problem.make_data_kernel(),
+            problem.task_covariance,
+            problem.regularization,
+        )
+
+    build_seconds, policy.model = median_seconds(build, 1)
     policy._width = policy.width()
-    seconds = one_round(policy, environment, t, X[t - 1], Y[t - 1])
-    del policy
-    return {"seconds_per_step": seconds, "build_seconds": build}
+    context = environment.context(t, torch.Generator().manual_seed(t))
+    generator = torch.Generator().manual_seed(10_000 + t)
+
+    def play(_: Any) -> None:  # on the policy itself: a copy would double the memory
+        policy.select(context, generator)
+        policy.update(X[t - 1], Y[t - 1], context, generator)
+
+    seconds, _ = median_seconds(play, 1)
+    return {"seconds_per_step": seconds, "build_seconds": build_seconds}
 
 
-def fit_power_law(ts, costs):
-    """Least-squares ``cost = c t^p`` in log-log; returns ``(c, p)``."""
+def fit_power_law(ts: Sequence[float], costs: Sequence[float]) -> tuple[float, float]:
+    """Least-squares ``cost = c t^p`` in log-log; returns ``(c, p)``.
+
+    Example:
+        >>> c, p = fit_power_law([10, 100], [2.0, 200.0])
+        >>> round(c, 6), round(p, 6)
+        (0.02, 2.0)
+    """
     slope, intercept = np.polyfit(np.log(ts), np.log(costs), 1)
     return float(math.exp(intercept)), float(slope)
 
 
-def plot(results, path: Path, fit) -> None:
-    import matplotlib
+def plot(
+    results: Sequence[dict[str, Any]], path: str | Path, fit: tuple[float, float] | None
+) -> None:
+    """Per-step cost against ``t`` (MT-KB measured and fitted, MT-BKB) and MT-BKB's
+    dictionary size, on log-log axes, saved as a PNG at ``path``.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
+    Example:
+        >>> import pathlib, tempfile
+        >>> results = [{"t": t, "mt_kb": {"seconds_per_step": 0.01 * t},
+        ...             "mt_bkb": {"seconds_per_step": 0.01, "dictionary_size": t}} for t in (10, 20)]
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "scaling.png"
+        >>> plot(results, path, fit=(0.01, 1.0))
+        >>> path.exists()
+        True
+    """
     ts = [r["t"] for r in results]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    figure = Figure(figsize=(11, 4))
+    left, right = figure.subplots(1, 2)
     measured = [(r["t"], r["mt_kb"]["seconds_per_step"]) for r in results if r["mt_kb"]]
     if measured:
         left.plot(*zip(*measured), "o-", label="MT-KB (measured)")
@@ -212,21 +304,85 @@ def plot(results, path: Path, fit) -> None:
         ax.set_xticks(ts, [str(t) for t in ts])
     right.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     right.set_yticks(ts, [str(t) for t in ts])
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def _measure(steps, accuracy, repeats, memory_fraction) -> list[dict[str, Any]]:
+    problem = rkhs_problem(NUM_TASKS, seed=0)
+    environment = ScalarizedEnvironment(problem)
+    X, Y = data(problem, max(steps))
+    results = []
+    for t in steps:
+        entry = {
+            "t": t,
+            "mt_bkb": measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats),
+        }
+        need, free = mt_kb_peak_bytes(t, NUM_TASKS), available_memory()
+        if need < memory_fraction * free:
+            entry["mt_kb"] = measure_mt_kb(problem, environment, X, Y, t)
+        else:
+            entry["mt_kb"] = None
+            print(
+                f"t = {t}: MT-KB skipped (needs ~{need / 2**30:.1f} GiB, "
+                f"{free / 2**30:.1f} GiB available)"
+            )
+        results.append(entry)
+        kb, bkb = entry["mt_kb"], entry["mt_bkb"]
+        print(
+            f"t = {t:5d}: MT-BKB {bkb['seconds_per_step'] * 1e3:9.1f} ms "
+            f"(m = {bkb['dictionary_size']}, r = {bkb['embedding_dimension']}), MT-KB "
+            + (
+                f"{kb['seconds_per_step'] * 1e3:9.1f} ms (build {kb['build_seconds']:.1f} s)"
+                if kb
+                else "not measured"
+            ),
+            flush=True,
+        )
+    return results
+
+
+def _ratios(results: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """Fit MT-KB's cost, then set each entry's ratio KB / BKB (measured or extrapolated)."""
+    measured = [r for r in results if r["mt_kb"] and r["t"] >= 1000] or [
+        r for r in results if r["mt_kb"]
+    ]
+    fit = None
+    if len(measured) >= 2:
+        fit = fit_power_law(
+            [r["t"] for r in measured], [r["mt_kb"]["seconds_per_step"] for r in measured]
+        )
+    for r in results:
+        if r["mt_kb"]:
+            kb, kind = r["mt_kb"]["seconds_per_step"], "measured"
+        elif fit is not None:
+            kb, kind = fit[0] * r["t"] ** fit[1], "extrapolated"
+        else:
+            kb, kind = math.nan, "none"
+        r["mt_kb_seconds"], r["ratio"], r["ratio_kind"] = (
+            kb,
+            kb / r["mt_bkb"]["seconds_per_step"],
+            kind,
+        )
+    return fit
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark with command-line arguments ``argv``; returns 0. Writes the plot
+    (``--output``) and a JSON file of the numbers next to it.
+
+    Example:
+        >>> import tempfile
+        >>> main(["--quick", "--output", tempfile.mkdtemp() + "/s.png"])  # doctest: +SKIP
+        20-task RKHS problem, q = ..., 1 thread(s)
+        ...
+        0
+    """
+    parser = benchmark_parser("mt-bkb-scaling", DESCRIPTION, "t in {100, 250, 500} (seconds)")
     parser.add_argument(
         "--steps", type=int, nargs="+", default=[250, 500, 1000, 2000, 3000, 4000, 5000]
     )
-    parser.add_argument("--quick", action="store_true", help="t in {100, 250, 500}")
     parser.add_argument("--accuracy", type=float, default=None, help="q (default: Theorem 3)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: default)")
     parser.add_argument("--output", default="results/mt_bkb_scaling.png")
     parser.add_argument(
         "--memory-fraction",
@@ -237,64 +393,25 @@ def main(argv=None) -> dict:
     )
     args = parser.parse_args(argv)
     steps = [100, 250, 500] if args.quick else sorted(args.steps)
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    problem = rkhs_problem(20, seed=0)
-    environment = ScalarizedEnvironment(problem)
     accuracy = args.accuracy or mt_bkb_accuracy(EPS, DELTA, max(steps))
-    X, Y = data(problem, max(steps))
-    num_factors = 20
-    print(f"20-task RKHS problem, q = {accuracy:.1f}, {torch.get_num_threads()} thread(s)")
-    results = []
-    for t in steps:
-        entry = {
-            "t": t,
-            "mt_bkb": measure_mt_bkb(problem, environment, X, Y, t, accuracy, args.repeats),
-        }
-        need, free = mt_kb_peak_bytes(t, num_factors), available_memory()
-        if need < args.memory_fraction * free:
-            entry["mt_kb"] = measure_mt_kb(problem, environment, X, Y, t)
-        else:
-            entry["mt_kb"] = None
-            print(
-                f"t = {t}: MT-KB skipped (needs ~{need / 2**30:.1f} GiB, "
-                f"{free / 2**30:.1f} GiB available)"
-            )
-        results.append(entry)
-        kb = entry["mt_kb"]
-        print(
-            f"t = {t:5d}: MT-BKB {entry['mt_bkb']['seconds_per_step'] * 1e3:9.1f} ms "
-            f"(m = {entry['mt_bkb']['dictionary_size']}, r = "
-            f"{entry['mt_bkb']['embedding_dimension']}), MT-KB "
-            + (
-                f"{kb['seconds_per_step'] * 1e3:9.1f} ms (build {kb['build_seconds']:.1f} s)"
-                if kb
-                else "not measured"
-            ),
-            flush=True,
-        )
-    measured = [r for r in results if r["mt_kb"] and r["t"] >= 1000] or [
-        r for r in results if r["mt_kb"]
+    with pinned_threads(args.threads) as threads:
+        print(f"{NUM_TASKS}-task RKHS problem, q = {accuracy:.1f}, {threads} thread(s)")
+        results = _measure(steps, accuracy, args.repeats, args.memory_fraction)
+    fit = _ratios(results)
+    rows = [
+        [
+            f"{r['t']}",
+            f"{r['mt_kb_seconds']:.4f}",
+            f"{r['mt_bkb']['seconds_per_step']:.4f}",
+            f"{r['ratio']:.1f}",
+            r["ratio_kind"],
+            f"{r['mt_bkb']['dictionary_size']} ({r['mt_bkb']['dictionary_size'] / r['t']:.1%})",
+        ]
+        for r in results
     ]
-    fit = None
-    if len(measured) >= 2:
-        fit = fit_power_law(
-            [r["t"] for r in measured], [r["mt_kb"]["seconds_per_step"] for r in measured]
-        )
-    rows = []
-    for r in results:
-        bkb = r["mt_bkb"]["seconds_per_step"]
-        if r["mt_kb"]:
-            kb, kind = r["mt_kb"]["seconds_per_step"], "measured"
-        elif fit is not None:
-            kb, kind = fit[0] * r["t"] ** fit[1], "extrapolated"
-        else:
-            kb, kind = math.nan, "none"
-        r["ratio"], r["ratio_kind"] = kb / bkb, kind
-        rows.append((r["t"], kb, bkb, r["ratio"], kind, r["mt_bkb"]["dictionary_size"]))
-    print("\n    t   MT-KB s/step  MT-BKB s/step  ratio KB/BKB  (MT-KB)       dictionary")
-    for t, kb, bkb, ratio, kind, m in rows:
-        print(f"{t:5d}  {kb:12.4f}  {bkb:13.4f}  {ratio:12.1f}  {kind:12s}  {m:6d} ({m / t:.1%})")
+    header = ["t", "MT-KB s/step", "MT-BKB s/step", "ratio KB/BKB", "(MT-KB)", "dictionary"]
+    print()
+    print(format_table(rows, header))
     if fit is not None:
         print(f"MT-KB fit on measured t: {fit[0]:.3g} * t^{fit[1]:.2f} s")
     last = results[-1]
@@ -304,16 +421,7 @@ def main(argv=None) -> dict:
     )
     output = Path(args.output)
     plot(results, output, fit)
-    summary = {
-        "accuracy": accuracy,
-        "threads": torch.get_num_threads(),
-        "results": results,
-        "mt_kb_fit": fit,
-    }
+    summary = {"accuracy": accuracy, "threads": threads, "results": results, "mt_kb_fit": fit}
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"plot written to {output}")
-    return summary
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -2,8 +2,9 @@
 
 Source: ``001_ce003bd28dd46059.txt``, Section 2.2 (Theorem 1: widths ``naive``,
 ``small-b`` and ``large-b``), Appendix A.2.2 (eqs. 24 and 26: the data-dependent
-large-b width), Section 3.1 (Lemma 1 and Theorem 2: ``lambda = (N + b) / (N + bN)`` and
-the choice of ``b``), Section 2.1 (``gamma_t^mt``) and Appendix A.2.2 (``gamma_t^st``).
+large-b width) and Section 3.1 (Lemma 1 and Theorem 2: ``lambda = (N + b) / (N + bN)``
+and the choice of ``b``). The information gains ``gamma_t^mt``, ``gamma_t^st`` and the
+effective dimension that the widths take are in ``information_gain.py``.
 
 The multi-task kernel is ``k((i, x), (j, x')) = [K_task(b)]_ij k_X(x, x')`` with
 ``K_task(b) = I / (1 + b) + b / (1 + b) 11^T / N`` (eq. 2), which is exactly
@@ -23,13 +24,9 @@ import math
 import warnings
 
 import torch
-from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
-from botorch_mtucb.confidence.information_gain import information_gain
 from botorch_mtucb.utils.checks import (
-    as_float,
     as_int,
     check_b,
     check_delta,
@@ -37,12 +34,11 @@ from botorch_mtucb.utils.checks import (
     check_nonnegative_tensor,
     check_num_tasks,
     check_positive,
-    check_task_data,
     check_task_deviation,
-    check_tensor,
 )
 
-WIDTH_NAMES = ("naive", "small_b", "large_b", "large_b_data_dependent", "new")
+WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
+"""The keys of ``multitask_widths``: the choices of ``width_rule`` in paper 001's bandits."""
 
 
 def multitask_regularization(num_tasks: int, b: float) -> float:
@@ -62,6 +58,11 @@ def multitask_regularization(num_tasks: int, b: float) -> float:
     Raises:
         TypeError: If ``num_tasks`` is not an int or ``b`` not a number.
         ValueError: If ``num_tasks < 1`` or ``b < 0`` / NaN.
+
+    Example:
+        >>> from botorch_mtucb.confidence import multitask_regularization
+        >>> multitask_regularization(4, 2.0)  # (4 + 2) / (4 + 8)
+        0.5
     """
     n = check_num_tasks(num_tasks)
     b = check_b(b)
@@ -82,10 +83,18 @@ def theorem2_kernel_parameter(num_tasks: int, task_deviation: float, horizon: in
         task_deviation: ``epsilon`` in ``[0, 2]`` (eq. 5).
         horizon: ``T >= 1``.
 
+    Returns:
+        ``b`` as a float in ``[0, inf]``.
+
     Raises:
         TypeError: If ``num_tasks`` or ``horizon`` is not an int, or
             ``task_deviation`` not a real number.
         ValueError: For ``N < 1``, ``epsilon`` outside ``[0, 2]`` or ``T < 1``.
+
+    Example:
+        >>> from botorch_mtucb.confidence import theorem2_kernel_parameter
+        >>> theorem2_kernel_parameter(num_tasks=10, task_deviation=0.5, horizon=5)  # N / eps^2
+        40.0
     """
     n = check_num_tasks(num_tasks)
     eps = check_task_deviation(task_deviation)
@@ -171,6 +180,17 @@ def multitask_widths(
             ``(0, 1)``, negative ``B``, ``t``, information gains or ``S``,
             information gains and ``S`` of shapes that do not broadcast, or
             ``noise_std <= 0``.
+
+    Example:
+        >>> from botorch_mtucb.confidence import multitask_regularization, multitask_widths
+        >>> lam = multitask_regularization(3, 1.0)
+        >>> widths = multitask_widths(3, 1.0, rkhs_norm_bound=1.0, task_deviation=0.2,
+        ...                           regularization=lam, delta=0.05, info_gain_mt=2.0,
+        ...                           info_gain_st=1.0, t=20)
+        >>> sorted(widths)
+        ['large_b', 'naive', 'new', 'small_b']
+        >>> bool(widths["new"] == min(widths["naive"], widths["small_b"], widths["large_b"]))
+        True
     """
     n = check_num_tasks(num_tasks)
     b = check_b(b)
@@ -248,151 +268,3 @@ def multitask_widths(
     }
     widths["new"] = torch.stack(list(widths.values())).amin(0)
     return widths
-
-
-# --------------------------------------------------------------- information gains
-def task_kernel_matrix(
-    num_tasks: int,
-    b: float,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | None = None,
-) -> Tensor:
-    r"""``K_task(b) = I / (1 + b) + b / (1 + b) 11^T / N`` (paper 001, eq. 2): ``N x N``.
-
-    The same matrix as ``UniformSimilarityTaskKernel.from_b(N, b).covar_matrix``, built
-    directly in ``dtype`` (that module stores ``omega`` as a float32 parameter by
-    default). ``b = inf`` gives ``11^T / N``.
-    """
-    num_tasks = check_num_tasks(num_tasks)
-    b = check_b(b)
-    eye = torch.eye(num_tasks, dtype=dtype, device=device)
-    ones = torch.full_like(eye, 1.0 / num_tasks)
-    if math.isinf(b):
-        return ones
-    return eye / (1 + b) + b / (1 + b) * ones
-
-
-def multitask_information_gain(
-    train_X: Tensor,
-    train_tasks: Tensor,
-    data_kernel: Kernel,
-    num_tasks: int,
-    b: float,
-    regularization: float,
-) -> Tensor:
-    r"""``gamma_t^mt(b) = 1/2 ln det(I_t + K_t / lambda)`` (paper 001, Section 2.1).
-
-    ``K_t = [K_task(b)]_{i_s i_s'} k_X(x_s, x_s')`` over the observations seen: the
-    data-dependent stand-in for the maximum information gain that the reference
-    experiments use.
-
-    Args:
-        train_X: ``t x d`` inputs.
-        train_tasks: ``t`` task indices in ``[0, N - 1]``.
-        data_kernel: The input kernel ``k_X`` (a GPyTorch kernel).
-        num_tasks: ``N``.
-        b: Kernel parameter (``math.inf`` allowed).
-        regularization: ``lambda > 0``.
-
-    Returns:
-        A 0-d tensor (nats).
-
-    Raises:
-        ValueError, TypeError: For mismatched shapes, ``train_X`` holding NaN/inf,
-            task indices out of range, ``b < 0`` or ``regularization <= 0``.
-    """
-    n = check_num_tasks(num_tasks)
-    b = check_b(b)
-    tasks = check_task_data(train_X, train_tasks, n)
-    regularization = check_positive(regularization, "regularization")
-    with torch.no_grad():
-        task_matrix = task_kernel_matrix(n, b, train_X.dtype, train_X.device)
-        gram = (
-            data_kernel(train_X, train_X).to_dense() if tasks.numel() else train_X.new_zeros(0, 0)
-        )
-        gram = task_matrix[tasks][:, tasks] * gram
-        return information_gain(gram, regularization)
-
-
-def single_task_information_gains(
-    train_X: Tensor,
-    train_tasks: Tensor,
-    data_kernel: Kernel,
-    num_tasks: int,
-    regularization: float,
-) -> Tensor:
-    r"""``1/2 ln det(I + K_{t_i} / lambda)`` for each task ``i`` (paper 001, eq. 30).
-
-    ``K_{t_i}`` is the input-kernel Gram matrix of task ``i``'s own observations;
-    ``gamma_t^st`` is the largest of these values (the data-dependent stand-in for the
-    maximum single-task information gain).
-
-    Args:
-        train_X, train_tasks, data_kernel, num_tasks: As ``multitask_information_gain``.
-        regularization: ``lambda > 0``.
-
-    Returns:
-        A tensor of shape ``N`` (nats; 0 for tasks without data).
-    """
-    n = check_num_tasks(num_tasks)
-    tasks = check_task_data(train_X, train_tasks, n)
-    check_positive(regularization, "regularization")
-    gains = train_X.new_zeros(n)
-    with torch.no_grad():
-        for i in range(n):
-            X_i = train_X[tasks == i]
-            if X_i.shape[0]:
-                gains[i] = information_gain(data_kernel(X_i, X_i).to_dense(), regularization)
-    return gains
-
-
-def effective_dimension(kernel_matrix: Tensor, regularization: float | Tensor) -> Tensor:
-    r"""``Tr(K (K + c I)^{-1})`` of a PSD ``... x t x t`` matrix (paper 001, eq. 26).
-
-    Computed as ``t - c ||L^{-1}||_F^2`` with ``L L^T = K + c I``; ``c = inf`` gives 0.
-
-    Raises:
-        TypeError: If ``K`` is not a real tensor or ``c`` not a real number.
-        ValueError: If ``K`` is not square or holds NaN/inf, or ``c <= 0``.
-    """
-    c = as_float(regularization, "regularization", finite=False)
-    if math.isnan(c) or c <= 0:
-        raise ValueError(f"regularization must be > 0 (math.inf allowed), got {c}")
-    check_tensor(kernel_matrix, "kernel_matrix")
-    if kernel_matrix.dim() < 2 or kernel_matrix.shape[-1] != kernel_matrix.shape[-2]:
-        raise ValueError(f"kernel_matrix must be ... x t x t, got {tuple(kernel_matrix.shape)}")
-    t = kernel_matrix.shape[-1]
-    if t == 0 or math.isinf(c):
-        return kernel_matrix.new_zeros(kernel_matrix.shape[:-2])
-    eye = torch.eye(t, dtype=kernel_matrix.dtype, device=kernel_matrix.device)
-    chol = psd_safe_cholesky(kernel_matrix + c * eye)
-    inverse_root = torch.linalg.solve_triangular(chol, eye.expand_as(chol), upper=False)
-    return t - c * inverse_root.square().sum((-1, -2))
-
-
-def task_effective_dimensions(
-    train_X: Tensor,
-    train_tasks: Tensor,
-    data_kernel: Kernel,
-    num_tasks: int,
-    b: float,
-    regularization: float,
-) -> Tensor:
-    r"""``Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` for each task ``l`` (eq. 26).
-
-    Their sum is the ``effective_dimension`` argument of ``multitask_widths``.
-
-    Returns:
-        A tensor of shape ``N`` (0 for tasks without data, and for ``b = inf``).
-    """
-    n = check_num_tasks(num_tasks)
-    b = check_b(b)
-    tasks = check_task_data(train_X, train_tasks, n)
-    lam = check_positive(regularization, "regularization")
-    dims = train_X.new_zeros(n)
-    with torch.no_grad():
-        for i in range(n):
-            X_i = train_X[tasks == i]
-            if X_i.shape[0]:
-                dims[i] = effective_dimension(data_kernel(X_i, X_i).to_dense(), lam * (1 + b))
-    return dims

@@ -1,13 +1,13 @@
-"""Widths of the sketched and independent-task baselines of paper 000.
+"""Confidence widths of paper 000 (Chowdhury & Gopalan, multi-task Bayesian optimization).
 
-* MT-BKB: ``beta~_t`` of Theorem 3 of paper 000 and its dictionary accuracy ``q``;
-* IT-BKB: the width of BKB (Calandriello et al. 2019, COLT, "Gaussian process
-  optimization with adaptive sketching: scalable and no regret", Theorem 1);
-* MOBO: the GP-UCB width of Srinivas et al. 2010 (Theorem 1), see ``gp_ucb_width``.
+* MT-KB: ``beta_t`` of Theorem 2 (``mt_kb_width``);
+* MT-BKB: ``beta~_t`` of Theorem 3 (``mt_bkb_width``), the dictionary accuracy ``q``
+  (``mt_bkb_accuracy``) and the sketch distortion ``rho`` (``sketch_distortion``).
 
 A width multiplies the posterior standard deviation directly: ``mean + width * std``.
 This is *not* BoTorch's ``UpperConfidenceBound(beta=...)``, which multiplies
-``sqrt(beta)``.
+``sqrt(beta)``. The single-task baselines of paper 000's experiments (IT-KB / IT-BKB,
+MOBO) are in ``single_task_widths.py``.
 """
 
 from __future__ import annotations
@@ -22,42 +22,55 @@ from botorch_mtucb.utils.checks import (
     check_delta,
     check_eps,
     check_nonnegative,
-    check_nonnegative_tensor,
     check_positive,
 )
 
 
-def sketch_distortion(eps: float) -> float:
-    r"""``rho = (1 + eps) / (1 - eps)`` of Theorem 3 (BKB's ``alpha``), ``eps in (0, 1)``.
+def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -> Tensor:
+    r"""MT-KB's width ``beta_t`` of Theorem 2 of paper 000.
 
-    Raises:
-        ValueError: If ``eps`` is outside (0, 1).
-    """
-    eps = check_eps(eps)
-    return (1.0 + eps) / (1.0 - eps)
+    .. math::
+        \beta_t = b + \frac{\sigma}{\sqrt{\eta}}
+        \sqrt{2 \log(1/\delta) + \log\det(I_{nt} + \eta^{-1} G_t)},
 
-
-def mt_bkb_accuracy(eps: float, delta: float, horizon: int) -> float:
-    r"""Theorem 3's dictionary accuracy ``q = 6 rho log(4 T / delta) / eps^2``.
-
-    The same expression is BKB's ``q_bar`` (Calandriello et al. 2019, Theorem 1), which
-    multiplies the variance *divided by the regularization* there.
+    where ``log det(I + G_t / eta) = sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)``
+    (Lemma 4) is twice the model's ``information_gain()`` and ``eta`` its
+    ``regularization``.
 
     Args:
-        eps: Accuracy of the sketch in (0, 1) (paper 000's experiments: 0.5).
-        delta: Confidence level in (0, 1).
-        horizon: ``T >= 1``.
+        model: A ``VectorValuedGP`` (anything with ``information_gain()`` and
+            ``regularization``).
+        rkhs_norm_bound: ``b >= ||f||_Gamma``.
+        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
+        delta: Confidence level in ``(0, 1)``.
 
     Returns:
-        ``q`` (a float ``>= 1``).
+        A 0-d tensor, the width (same units as ``f``).
 
     Raises:
-        ValueError: If ``eps`` or ``delta`` is outside (0, 1) or ``horizon < 1``.
+        ValueError: If ``delta`` is outside (0, 1) or ``rkhs_norm_bound`` or
+            ``noise_std`` is negative.
+        TypeError: If ``model`` lacks ``information_gain`` / ``regularization``, or
+            a numeric argument is not a real number (a string, ``None``, a bool ...).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence import mt_kb_width
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from gpytorch.kernels import RBFKernel
+        >>> X = torch.rand(5, 2, dtype=torch.float64)
+        >>> Y = torch.rand(5, 2, dtype=torch.float64)
+        >>> model = VectorValuedGP(X, Y, RBFKernel(), torch.eye(2, dtype=torch.float64), 0.1)
+        >>> width = mt_kb_width(model, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05)
+        >>> bool(width > 1.0)  # b plus a positive variance term
+        True
     """
-    rho = sketch_distortion(eps)
+    b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
+    sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
-    horizon = as_int(horizon, "horizon", 1)
-    return 6.0 * rho * math.log(4.0 * horizon / delta) / eps**2
+    eta = _model_regularization(model, "information_gain", "VectorValuedGP")
+    log_det = 2.0 * model.information_gain().detach()
+    return b + sigma / math.sqrt(eta) * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
 
 
 def mt_bkb_width(
@@ -90,17 +103,20 @@ def mt_bkb_width(
         ValueError: If ``delta`` or ``eps`` is outside (0, 1), or ``b`` or ``sigma``
             is negative.
         TypeError: If ``model`` lacks ``sketched_log_det_sum`` / ``regularization``.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from botorch_mtucb.confidence import mt_bkb_width
+        >>> model = SimpleNamespace(sketched_log_det_sum=0.0, regularization=1.0)
+        >>> width = mt_bkb_width(model, rkhs_norm_bound=0.0, noise_std=1.0, delta=0.5, eps=0.5)
+        >>> round(float(width), 6)  # no data: sqrt(2 log(2 / delta))
+        1.665109
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     rho = sketch_distortion(eps)
-    if not hasattr(model, "sketched_log_det_sum") or not hasattr(model, "regularization"):
-        raise TypeError(
-            "model must provide sketched_log_det_sum and regularization "
-            f"(e.g. NystromVectorValuedGP), got {type(model).__name__}"
-        )
-    eta = check_positive(model.regularization, "model.regularization")
+    eta = _model_regularization(model, "sketched_log_det_sum", "NystromVectorValuedGP")
     log_det = torch.as_tensor(model.sketched_log_det_sum).detach().clamp_min(0.0)
     c_eps = 1.0 + 1.0 / math.sqrt(1.0 - eps)
     return b * c_eps + sigma / math.sqrt(eta) * torch.sqrt(
@@ -108,104 +124,61 @@ def mt_bkb_width(
     )
 
 
-def bkb_width(
-    variance_sum: float | Tensor,
-    num_observations: int,
-    rkhs_norm_bound: float,
-    noise_std: float,
-    delta: float,
-    eps: float,
-    regularization: float,
-    kernel_bound: float,
-) -> Tensor:
-    r"""BKB's width (Calandriello et al. 2019, Theorem 1), per unit of posterior std.
+def mt_bkb_accuracy(eps: float, delta: float, horizon: int) -> float:
+    r"""Theorem 3's dictionary accuracy ``q = 6 rho log(4 T / delta) / eps^2``.
 
-    BKB's upper confidence bound is ``mu~_t(x) + beta~_t sigma~_t(x)`` with the
-    *normalized* variance ``sigma~_t^2(x) = Gamma~_t(x, x) / lambda`` and
-
-    .. math::
-        \tilde\beta_t = 2 \xi \sqrt{\alpha \log(\kappa^2 t)
-        \sum_{s=1}^t \tilde\sigma_t^2(x_s) + \log(1/\delta)}
-        + \Big(1 + \frac{1}{\sqrt{1 - \varepsilon}}\Big) \sqrt{\lambda} F,
-        \qquad \alpha = \frac{1 + \varepsilon}{1 - \varepsilon},
-
-    where the sum is over every queried point with the *current* sketch and
-    ``kappa^2 = sup_x k(x, x)``. This function returns ``beta~_t / sqrt(lambda)``,
-    which multiplies the posterior standard deviation ``sqrt(Gamma~_t(x, x))``.
-    ``log(kappa^2 t)`` is clipped at 0 (for ``kappa^2 t < 1`` the theorem's term
-    would be negative). The theorem's text was not available to us in full; this
-    form is the one of the paper as we read it, and its authors' reference code
-    (LCSL ``bkb``) uses the same structure without the constants 2, ``alpha``,
-    ``kappa^2`` and ``1 + 1/sqrt(1 - eps)``.
+    The same expression is BKB's ``q_bar`` (Calandriello et al. 2019, Theorem 1), which
+    multiplies the variance *divided by the regularization* there.
 
     Args:
-        variance_sum: ``sum_s Gamma~_t(x_s, x_s) / lambda`` over the ``t`` queried
-            points (``>= 0``; one value or a tensor of per-task values).
-        num_observations: ``t >= 0``.
-        rkhs_norm_bound: ``F >= ||f||_k``.
-        noise_std: Sub-Gaussian noise level ``xi >= 0``.
+        eps: Accuracy of the sketch in (0, 1) (paper 000's experiments: 0.5).
         delta: Confidence level in (0, 1).
+        horizon: ``T >= 1``.
+
+    Returns:
+        ``q`` (a float ``>= 1``).
+
+    Raises:
+        ValueError: If ``eps`` or ``delta`` is outside (0, 1) or ``horizon < 1``.
+
+    Example:
+        >>> from botorch_mtucb.confidence import mt_bkb_accuracy
+        >>> round(mt_bkb_accuracy(eps=0.5, delta=0.1, horizon=100), 3)  # 72 log(4000)
+        597.172
+    """
+    rho = sketch_distortion(eps)
+    delta = check_delta(delta)
+    horizon = as_int(horizon, "horizon", 1)
+    return 6.0 * rho * math.log(4.0 * horizon / delta) / eps**2
+
+
+def sketch_distortion(eps: float) -> float:
+    r"""``rho = (1 + eps) / (1 - eps)`` of Theorem 3 (BKB's ``alpha``), ``eps in (0, 1)``.
+
+    Args:
         eps: Accuracy of the sketch in (0, 1).
-        regularization: ``lambda > 0``.
-        kernel_bound: ``kappa^2 = sup_x k(x, x) > 0``.
 
     Returns:
-        A float64 tensor of the shape of ``variance_sum``.
+        ``rho > 1`` (a float).
 
     Raises:
-        ValueError: For ``delta`` / ``eps`` outside (0, 1), negative ``F``, ``xi``,
-            ``t`` or variance sum, or non-positive ``lambda`` / ``kappa^2``.
+        ValueError: If ``eps`` is outside (0, 1).
+
+    Example:
+        >>> from botorch_mtucb.confidence import sketch_distortion
+        >>> sketch_distortion(0.5)
+        3.0
     """
-    F = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
-    xi = check_nonnegative(noise_std, "noise_std")
-    delta = check_delta(delta)
-    alpha = sketch_distortion(eps)
-    lam = check_positive(regularization, "regularization")
-    kappa2 = check_positive(kernel_bound, "kernel_bound")
-    t = as_int(num_observations, "num_observations", 0)
-    total = check_nonnegative_tensor(variance_sum, "variance_sum").to(torch.float64)
-    log_factor = max(math.log(kappa2 * t), 0.0) if t > 0 else 0.0
-    beta = 2.0 * xi * torch.sqrt(alpha * log_factor * total + math.log(1.0 / delta))
-    beta = beta + (1.0 + 1.0 / math.sqrt(1.0 - eps)) * math.sqrt(lam) * F
-    return beta / math.sqrt(lam)
+    eps = check_eps(eps)
+    return (1.0 + eps) / (1.0 - eps)
 
 
-def gp_ucb_width(round_index: int, domain_size: int, delta: float) -> float:
-    r"""GP-UCB's width ``sqrt(beta_t)`` for a finite domain (Srinivas et al. 2010, Thm. 1).
-
-    .. math::
-        \beta_t = 2 \log\big(|\mathcal{X}| \, t^2 \pi^2 / (6 \delta)\big),
-
-    used by MOBO (Paria et al. 2019), which builds on GP-UCB for each objective.
-
-    Args:
-        round_index: ``t >= 1``, the round whose point is being chosen.
-        domain_size: ``|X| >= 1``.
-        delta: Confidence level in (0, 1).
-
-    Returns:
-        ``sqrt(beta_t)`` (multiplies the posterior standard deviation).
-
-    Raises:
-        ValueError: If ``t < 1``, ``|X| < 1`` or ``delta`` is outside (0, 1).
-    """
-    t = as_int(round_index, "round_index", 1)
-    size = as_int(domain_size, "domain_size", 1)
-    delta = check_delta(delta)
-    return math.sqrt(2.0 * math.log(size * t**2 * math.pi**2 / (6.0 * delta)))
-
-
-def dragonfly_ucb_width(round_index: int, dim: int) -> float:
-    r"""The width of MOBO's released code: ``sqrt(0.2 d log(2 d t + 1))``.
-
-    Paria et al.'s implementation in Dragonfly
-    (``dragonfly/opt/multiobjective_gpb_acquisitions.py``, ``_get_ucb_beta_th``)
-    multiplies each objective's posterior std by this value (a heuristic, not the
-    theorem's radius).
-
-    Raises:
-        ValueError: If ``t < 1`` or ``d < 1``.
-    """
-    t = as_int(round_index, "round_index", 1)
-    d = as_int(dim, "dim", 1)
-    return math.sqrt(0.2 * d * math.log(2 * d * t + 1))
+def _model_regularization(model, statistic: str, example: str) -> float:
+    """The ``regularization`` of a model that also provides ``statistic``."""
+    if not hasattr(model, statistic) or not hasattr(model, "regularization"):
+        call = "()" if statistic == "information_gain" else ""
+        raise TypeError(
+            f"model must provide {statistic}{call} and regularization (e.g. {example}), "
+            f"got {type(model).__name__}"
+        )
+    return check_positive(model.regularization, "model.regularization")

@@ -1,4 +1,12 @@
-"""Confidence widths (the papers' beta_t): MT-KB (paper 000), IGP-UCB and AY-GP-UCB.
+"""Widths of the single-task GP-UCB baselines that the papers compare against.
+
+* IGP-UCB (Chowdhury & Gopalan 2017, Theorem 2) and AY-GP-UCB (Abbasi-Yadkori 2012,
+  Theorem 3.11), in the form of paper 002, Appendix C.2 (``igp_ucb_width``,
+  ``ay_gp_ucb_width``); IGP-UCB is also paper 000's IT-KB;
+* BKB (Calandriello et al. 2019, COLT, "Gaussian process optimization with adaptive
+  sketching: scalable and no regret", Theorem 1): paper 000's IT-BKB (``bkb_width``);
+* GP-UCB (Srinivas et al. 2010, Theorem 1) and the heuristic of MOBO's Dragonfly code
+  (``gp_ucb_width``, ``dragonfly_ucb_width``): paper 000's MOBO baseline.
 
 A width multiplies the posterior standard deviation directly: ``mean + width * std``.
 This is *not* BoTorch's ``UpperConfidenceBound(beta=...)``, which multiplies
@@ -12,52 +20,14 @@ import math
 import torch
 from torch import Tensor
 
+from botorch_mtucb.confidence.scalarized_widths import sketch_distortion
 from botorch_mtucb.utils.checks import (
+    as_int,
     check_delta,
     check_nonnegative,
     check_nonnegative_tensor,
     check_positive,
 )
-
-
-def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -> Tensor:
-    r"""MT-KB's width ``beta_t`` of Theorem 2 of paper 000.
-
-    .. math::
-        \beta_t = b + \frac{\sigma}{\sqrt{\eta}}
-        \sqrt{2 \log(1/\delta) + \log\det(I_{nt} + \eta^{-1} G_t)},
-
-    where ``log det(I + G_t / eta) = sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)``
-    (Lemma 4) is twice the model's ``information_gain()`` and ``eta`` its
-    ``regularization``.
-
-    Args:
-        model: A ``VectorValuedGP`` (anything with ``information_gain()`` and
-            ``regularization``).
-        rkhs_norm_bound: ``b >= ||f||_Gamma``.
-        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
-        delta: Confidence level in ``(0, 1)``.
-
-    Returns:
-        A 0-d tensor, the width (same units as ``f``).
-
-    Raises:
-        ValueError: If ``delta`` is outside (0, 1) or ``rkhs_norm_bound`` or
-            ``noise_std`` is negative.
-        TypeError: If ``model`` lacks ``information_gain`` / ``regularization``, or
-            a numeric argument is not a real number (a string, ``None``, a bool ...).
-    """
-    b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
-    sigma = check_nonnegative(noise_std, "noise_std")
-    delta = check_delta(delta)
-    if not hasattr(model, "information_gain") or not hasattr(model, "regularization"):
-        raise TypeError(
-            "model must provide information_gain() and regularization (e.g. VectorValuedGP), "
-            f"got {type(model).__name__}"
-        )
-    eta = check_positive(model.regularization, "model.regularization")
-    log_det = 2.0 * model.information_gain().detach()
-    return b + sigma / math.sqrt(eta) * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
 
 
 def igp_ucb_width(
@@ -97,6 +67,13 @@ def igp_ucb_width(
             information gain, or ``eta <= 0``.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...) or ``information_gain`` not a real tensor.
+
+    Example:
+        >>> from botorch_mtucb.confidence import igp_ucb_width
+        >>> width = igp_ucb_width(2.0, 50, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05,
+        ...                       eta=0.02)
+        >>> round(float(width), 6)  # 1 + 0.1 sqrt(4 + 1 + 2 log 20)
+        1.331534
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
@@ -145,6 +122,13 @@ def ay_gp_ucb_width(
             or non-finite information gain, or ``regularization <= 0``.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...) or ``information_gain`` not a real tensor.
+
+    Example:
+        >>> from botorch_mtucb.confidence import ay_gp_ucb_width
+        >>> width = ay_gp_ucb_width(2.0, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05,
+        ...                         regularization=0.01)
+        >>> round(float(width), 6)  # 1 + sqrt(4 + 2 log 20)
+        4.160928
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
@@ -152,3 +136,130 @@ def ay_gp_ucb_width(
     lam = check_positive(regularization, "regularization")
     gamma = check_nonnegative_tensor(information_gain, "information_gain").to(torch.float64)
     return b + sigma / math.sqrt(lam) * torch.sqrt(2.0 * gamma + 2.0 * math.log(1.0 / delta))
+
+
+def bkb_width(
+    variance_sum: float | Tensor,
+    num_observations: int,
+    rkhs_norm_bound: float,
+    noise_std: float,
+    delta: float,
+    eps: float,
+    regularization: float,
+    kernel_bound: float,
+) -> Tensor:
+    r"""BKB's width (Calandriello et al. 2019, Theorem 1), per unit of posterior std.
+
+    BKB's upper confidence bound is ``mu~_t(x) + beta~_t sigma~_t(x)`` with the
+    *normalized* variance ``sigma~_t^2(x) = Gamma~_t(x, x) / lambda`` and
+
+    .. math::
+        \tilde\beta_t = 2 \xi \sqrt{\alpha \log(\kappa^2 t)
+        \sum_{s=1}^t \tilde\sigma_t^2(x_s) + \log(1/\delta)}
+        + \Big(1 + \frac{1}{\sqrt{1 - \varepsilon}}\Big) \sqrt{\lambda} F,
+        \qquad \alpha = \frac{1 + \varepsilon}{1 - \varepsilon},
+
+    where the sum is over every queried point with the *current* sketch and
+    ``kappa^2 = sup_x k(x, x)``. This function returns ``beta~_t / sqrt(lambda)``,
+    which multiplies the posterior standard deviation ``sqrt(Gamma~_t(x, x))``.
+    ``log(kappa^2 t)`` is clipped at 0 (for ``kappa^2 t < 1`` the theorem's term
+    would be negative). The theorem's text was not available to us in full; this
+    form is the one of the paper as we read it, and its authors' reference code
+    (LCSL ``bkb``) uses the same structure without the constants 2, ``alpha``,
+    ``kappa^2`` and ``1 + 1/sqrt(1 - eps)``.
+
+    Args:
+        variance_sum: ``sum_s Gamma~_t(x_s, x_s) / lambda`` over the ``t`` queried
+            points (``>= 0``; one value or a tensor of per-task values).
+        num_observations: ``t >= 0``.
+        rkhs_norm_bound: ``F >= ||f||_k``.
+        noise_std: Sub-Gaussian noise level ``xi >= 0``.
+        delta: Confidence level in (0, 1).
+        eps: Accuracy of the sketch in (0, 1).
+        regularization: ``lambda > 0``.
+        kernel_bound: ``kappa^2 = sup_x k(x, x) > 0``.
+
+    Returns:
+        A float64 tensor of the shape of ``variance_sum``.
+
+    Raises:
+        ValueError: For ``delta`` / ``eps`` outside (0, 1), negative ``F``, ``xi``,
+            ``t`` or variance sum, or non-positive ``lambda`` / ``kappa^2``.
+
+    Example:
+        >>> from botorch_mtucb.confidence import bkb_width
+        >>> width = bkb_width(3.0, 10, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05,
+        ...                   eps=0.5, regularization=1.0, kernel_bound=1.0)
+        >>> round(float(width), 4)  # 0.2 sqrt(9 log 10 + log 20) + 1 + sqrt(2)
+        3.3883
+    """
+    F = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
+    xi = check_nonnegative(noise_std, "noise_std")
+    delta = check_delta(delta)
+    alpha = sketch_distortion(eps)
+    lam = check_positive(regularization, "regularization")
+    kappa2 = check_positive(kernel_bound, "kernel_bound")
+    t = as_int(num_observations, "num_observations", 0)
+    total = check_nonnegative_tensor(variance_sum, "variance_sum").to(torch.float64)
+    log_factor = max(math.log(kappa2 * t), 0.0) if t > 0 else 0.0
+    beta = 2.0 * xi * torch.sqrt(alpha * log_factor * total + math.log(1.0 / delta))
+    beta = beta + (1.0 + 1.0 / math.sqrt(1.0 - eps)) * math.sqrt(lam) * F
+    return beta / math.sqrt(lam)
+
+
+def gp_ucb_width(round_index: int, domain_size: int, delta: float) -> float:
+    r"""GP-UCB's width ``sqrt(beta_t)`` for a finite domain (Srinivas et al. 2010, Thm. 1).
+
+    .. math::
+        \beta_t = 2 \log\big(|\mathcal{X}| \, t^2 \pi^2 / (6 \delta)\big),
+
+    used by MOBO (Paria et al. 2019), which builds on GP-UCB for each objective.
+
+    Args:
+        round_index: ``t >= 1``, the round whose point is being chosen.
+        domain_size: ``|X| >= 1``.
+        delta: Confidence level in (0, 1).
+
+    Returns:
+        ``sqrt(beta_t)`` (multiplies the posterior standard deviation).
+
+    Raises:
+        ValueError: If ``t < 1``, ``|X| < 1`` or ``delta`` is outside (0, 1).
+
+    Example:
+        >>> from botorch_mtucb.confidence import gp_ucb_width
+        >>> round(gp_ucb_width(round_index=10, domain_size=100, delta=0.1), 4)
+        4.9011
+    """
+    t = as_int(round_index, "round_index", 1)
+    size = as_int(domain_size, "domain_size", 1)
+    delta = check_delta(delta)
+    return math.sqrt(2.0 * math.log(size * t**2 * math.pi**2 / (6.0 * delta)))
+
+
+def dragonfly_ucb_width(round_index: int, dim: int) -> float:
+    r"""The width of MOBO's released code: ``sqrt(0.2 d log(2 d t + 1))``.
+
+    Paria et al.'s implementation in Dragonfly
+    (``dragonfly/opt/multiobjective_gpb_acquisitions.py``, ``_get_ucb_beta_th``)
+    multiplies each objective's posterior std by this value (a heuristic, not the
+    theorem's radius).
+
+    Args:
+        round_index: ``t >= 1``, the round whose point is being chosen.
+        dim: The input dimension ``d >= 1``.
+
+    Returns:
+        The width (a float; multiplies the posterior standard deviation).
+
+    Raises:
+        ValueError: If ``t < 1`` or ``d < 1``.
+
+    Example:
+        >>> from botorch_mtucb.confidence import dragonfly_ucb_width
+        >>> round(dragonfly_ucb_width(round_index=10, dim=2), 4)  # sqrt(0.4 log 41)
+        1.2188
+    """
+    t = as_int(round_index, "round_index", 1)
+    d = as_int(dim, "dim", 1)
+    return math.sqrt(0.2 * d * math.log(2 * d * t + 1))

@@ -1,18 +1,55 @@
-"""Command line: ``python -m botorch_mtucb run`` and ``... reproduce NAME``."""
+"""The command line ``python -m botorch_mtucb``: ``run``, ``reproduce NAME``, ``list`` and
+``benchmark NAME``.
+
+The benchmarks sit in the layer above the experiments, so this module does not import
+them: ``botorch_mtucb.__main__`` passes their catalogue (``botorch_mtucb.benchmarks.
+BENCHMARKS``) to ``main``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 
 MAIN_EXPERIMENT = "sensor-main"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``botorch_mtucb`` command."""
+class BenchmarkCommand(Protocol):
+    """What ``benchmark NAME`` needs of a benchmark: a one-line description and a
+    ``run(argv) -> exit code`` that parses the benchmark's own options.
+
+    Example:
+        >>> class Hello:
+        ...     description = "says hello"
+        ...     def run(self, argv):
+        ...         print("hello", *argv)
+        ...         return 0
+        >>> main(["benchmark", "hello", "--quick"], benchmarks={"hello": Hello()})
+        hello --quick
+        0
+    """
+
+    description: str
+
+    def run(self, argv: Sequence[str]) -> int:
+        """Run with the command-line arguments after ``NAME``; returns the exit code."""
+
+
+def build_parser(
+    benchmarks: Mapping[str, BenchmarkCommand] | None = None,
+) -> argparse.ArgumentParser:
+    """The argument parser of the ``botorch_mtucb`` command (a ``benchmark`` command
+    when ``benchmarks`` are given).
+
+    Example:
+        >>> args = build_parser().parse_args(["reproduce", "000-rkhs-20", "--quick"])
+        >>> args.command, args.name, args.quick
+        ('reproduce', '000-rkhs-20', True)
+    """
     experiments = load_experiments()
     parser = argparse.ArgumentParser(
         prog="python -m botorch_mtucb",
@@ -44,17 +81,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument("--no-progress", action="store_true", help="hide progress bars")
     commands.add_parser("list", help="list the experiments")
+    if benchmarks is not None:
+        benchmark = commands.add_parser(
+            "benchmark",
+            help="a timing benchmark (ratios against a baseline measured in the same run)",
+            description="Run a benchmark; arguments after NAME go to it (NAME --help).",
+        )
+        benchmark.add_argument("--list", action="store_true", help="list the benchmarks")
+        benchmark.add_argument(
+            "name", nargs="?", metavar="NAME", help="one of: " + ", ".join(sorted(benchmarks))
+        )
+        benchmark.add_argument(
+            "arguments", nargs=argparse.REMAINDER, help="the benchmark's options (e.g. --quick)"
+        )
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code."""
-    parser = build_parser()
+def _benchmark(args: argparse.Namespace, benchmarks: Mapping[str, BenchmarkCommand]) -> int:
+    if args.list or args.name is None:
+        for name, benchmark in sorted(benchmarks.items()):
+            print(f"{name:22s} {benchmark.description}")
+        return 0
+    if args.name not in benchmarks:
+        known = ", ".join(sorted(benchmarks))
+        print(f"error: unknown benchmark {args.name!r}; known benchmarks: {known}", file=sys.stderr)
+        return 2
+    return benchmarks[args.name].run(args.arguments)
+
+
+def main(
+    argv: Sequence[str] | None = None, benchmarks: Mapping[str, BenchmarkCommand] | None = None
+) -> int:
+    """Entry point; returns the exit code (2 for bad input, 130 when interrupted).
+
+    Example:
+        >>> main(["list"])  # doctest: +ELLIPSIS
+        000-bayes-regret       paper 000 Fig. 3: Bayes regret (RKHS function, perturbed sine)
+        ...
+        0
+    """
+    parser = build_parser(benchmarks)
     args = parser.parse_args(argv)
     if args.command == "list":
         for name, experiment in sorted(load_experiments().items()):
             print(f"{name:22s} {experiment.description}")
         return 0
+    if args.command == "benchmark":
+        return _benchmark(args, benchmarks or {})
     if args.command == "run":
         name, output, quick, options = MAIN_EXPERIMENT, args.output, False, {}
     else:
@@ -74,7 +147,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 130
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

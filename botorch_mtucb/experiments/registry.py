@@ -1,7 +1,9 @@
 """The named experiments of ``python -m botorch_mtucb reproduce NAME``.
 
-Each paper's experiments live in their own module (``paper000``, ``paper001``,
-``paper002``) and register themselves with ``@register``.
+Each paper's experiments live in their own subpackage (``paper000``, ``paper001``,
+``paper002``) and register themselves with ``@register``. ``run_experiment`` claims the
+output directory (``experiment.json`` records the run's settings, and a run with other
+settings is refused), so that running the same command again resumes a run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ ExperimentFunction = Callable[..., dict[str, Any]]
 
 @dataclass(frozen=True)
 class Experiment:
-    """A reproducible experiment: its name, a one-line description and its runner."""
+    """A reproducible experiment: its name, a one-line description and its runner
+    ``run(output, quick, progress, **options) -> summary`` (``report.build_summary``).
+
+    Example:
+        >>> experiment = load_experiments()["000-rkhs-20"]
+        >>> experiment.description
+        'paper 000 Fig. 1(c): RKHS function, 20 tasks'
+    """
 
     name: str
     description: str
@@ -32,7 +41,18 @@ _MODULES = ("paper000", "paper001", "paper002")
 
 
 def register(name: str, description: str) -> Callable[[ExperimentFunction], ExperimentFunction]:
-    """Decorator adding ``function`` to ``EXPERIMENTS`` under ``name``."""
+    """Decorator adding ``function`` to ``EXPERIMENTS`` under ``name``.
+
+    Raises:
+        ValueError: If ``name`` is already registered.
+
+    Example:
+        >>> @register("demo-experiment", "a demo")
+        ... def demo(output, quick=False, progress=True, **options):
+        ...     return {}
+        >>> EXPERIMENTS.pop("demo-experiment").description
+        'a demo'
+    """
 
     def decorator(function: ExperimentFunction) -> ExperimentFunction:
         if name in EXPERIMENTS:
@@ -44,7 +64,12 @@ def register(name: str, description: str) -> Callable[[ExperimentFunction], Expe
 
 
 def load_experiments() -> dict[str, Experiment]:
-    """Import every experiment module (those that exist) and return the registry."""
+    """Import every experiment module (those that exist) and return the registry.
+
+    Example:
+        >>> "002-table1" in load_experiments()
+        True
+    """
     for module in _MODULES:
         try:
             importlib.import_module(f"botorch_mtucb.experiments.{module}")
@@ -64,7 +89,12 @@ RUN_LENGTH_OPTIONS = ("horizon", "repetitions")
 def run_settings(name: str, quick: bool, options: dict[str, Any]) -> dict[str, Any]:
     """What identifies a run directory: the experiment, the mode and the options other
     than ``RUN_LENGTH_OPTIONS`` (a data file by its SHA-256 alone, so that a different
-    file is never mistaken for it and the same file may be given under any path)."""
+    file is never mistaken for it and the same file may be given under any path).
+
+    Example:
+        >>> run_settings("000-sine", True, {"horizon": 3})
+        {'experiment': '000-sine', 'quick': True}
+    """
     settings: dict[str, Any] = {"experiment": name, "quick": bool(quick)}
     for key, value in sorted(options.items()):
         if key in RUN_LENGTH_OPTIONS:
@@ -133,6 +163,14 @@ def run_experiment(
     Raises:
         ValueError: If ``name`` is not a registered experiment, ``output`` is not a
             usable directory or holds a run with other settings.
+
+    Example:
+        >>> import tempfile
+        >>> summary = run_experiment(
+        ...     "001-widths", tempfile.mkdtemp(), progress=False)  # doctest: +ELLIPSIS
+        paper 001, Figure 2: ...
+        >>> sorted(summary["problems"])
+        ['noise_free', 'unit_noise']
     """
     experiments = load_experiments()
     if name not in experiments:

@@ -1,118 +1,224 @@
-"""Run several methods over repetitions, then write ``summary.json``, curves and plots.
+"""What every experiment reports: ``summary.json``, ``curves.csv``, tables and plots, and
+the two guards every experiment runs under (one torch thread, known options only).
 
-Layout of an output directory::
+Every experiment, single- or multi-problem, writes ``summary.json`` in one schema::
 
-    runs/<method>/rep<k>.jsonl   one line per round, written as the round ends
-    curves.csv                   per method and round: mean and sd over repetitions
-    summary.json                 the final numbers per method
-    <plot>.png                   mean +- sd bands
+    {
+      "experiment": "000-rkhs-20",
+      "settings": {"horizon": 60, "repetitions": 3, "quick": true, ...},
+      "problems": {
+        "rkhs-20": {
+          "methods": {
+            "MT-KB": {"cumulative_regret_mean": 8.24, "cumulative_regret_std": 2.85, ...},
+            ...
+          },
+          ...
+        }
+      }
+    }
 
-Re-running into the same directory resumes unfinished repetitions and reuses
-finished ones (see ``botorch_mtucb.bandits.runner``).
+* ``settings``: what holds for the whole run (horizon, repetitions, ``quick``, delta,
+  the machine, ...).
+* ``problems``: one entry per problem or configuration, by label (a single-problem
+  experiment has one label). Each holds ``methods`` and the problem's own numbers (the
+  swept ``b`` of paper 001, the kernel of a paper-002 configuration, the paper's values).
+* ``methods``: per method, the final cumulative regret ``R_C(T)``, mean and standard
+  deviation over the repetitions (``cumulative_regret_mean``, ``cumulative_regret_std``),
+  then the method's own numbers (``seconds_per_step``, ``bayes_regret_mean``, ...).
+  ``methods`` is empty for an experiment that runs no bandit (``001-widths``).
+
+``build_summary`` builds it, ``check_summary`` checks it (the tests call it on every
+experiment), ``write_summary`` writes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from botorch_mtucb.bandits.runner import Environment, Policy, StepRecord, run_policy
+from botorch_mtucb.experiments.runs import MethodResult
 
-# A curve computed from one repetition's records and its environment: T values.
-CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
-
-
-@dataclass
-class Method:
-    """A named method: builds a fresh policy and environment for repetition ``rep``."""
-
-    name: str
-    make_policy: Callable[[int], Policy]
-    make_environment: Callable[[int], Environment]
+SUMMARY_KEYS = ("experiment", "settings", "problems")
+REGRET_KEYS = ("cumulative_regret_mean", "cumulative_regret_std")
 
 
-@dataclass
-class MethodResult:
-    """Curves (``repetitions x T``) and per-repetition numbers of one method."""
+# ---------------------------------------------------------------- summary schema
+def final_statistics(result: MethodResult, curve: str) -> tuple[float, float]:
+    """Mean and standard deviation over repetitions of the last value of ``curve``.
 
-    name: str
-    curves: dict[str, np.ndarray] = field(default_factory=dict)
-    seconds_per_step: list[float] = field(default_factory=list)
-    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+    Raises:
+        KeyError: If ``result`` has no curve ``curve``.
 
-
-def cumulative_regret_curve(records: Sequence[StepRecord], environment: Environment) -> np.ndarray:
-    """``R_C(t) = sum_{s <= t} r_s``."""
-    return np.cumsum([record.regret for record in records])
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
-
-
-def run_methods(
-    methods: Sequence[Method],
-    horizon: int,
-    repetitions: int,
-    output: str | Path,
-    seed: int = 0,
-    curve_functions: Mapping[str, CurveFunction] | None = None,
-    progress: bool = True,
-) -> dict[str, MethodResult]:
-    """Run every method for ``repetitions`` seeds (``seed + rep``) and collect curves.
-
-    Repetition ``rep`` of every method uses the same seed, hence the same contexts
-    and noise. ``curve_functions`` maps a curve name to a function of the records
-    (``cumulative_regret`` is always computed).
+    Example:
+        >>> import numpy as np
+        >>> result = MethodResult("A", {"cumulative_regret": np.array([[1.0, 2.0], [1.0, 4.0]])})
+        >>> final_statistics(result, "cumulative_regret")
+        (3.0, 1.0)
     """
-    output = Path(output)
-    curve_functions = {"cumulative_regret": cumulative_regret_curve, **(curve_functions or {})}
-    results = {method.name: MethodResult(method.name) for method in methods}
-    bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
-    for rep in range(repetitions):
-        for method in methods:
-            environment = method.make_environment(rep)
-            policy = method.make_policy(rep)
-            path = output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
-            bar.set_postfix_str(f"{method.name} rep {rep}")
-            records = run_policy(
-                policy,
-                environment,
-                horizon,
-                seed=seed + rep,
-                path=path,
-                progress=progress,
-                description=f"{method.name} #{rep}",
-                replay_finished=False,  # only the records are used below
-            )
-            result = results[method.name]
-            for name, function in curve_functions.items():
-                curve = np.asarray(function(records, environment), dtype=float)
-                result.curves.setdefault(name, []).append(curve)
-            result.seconds_per_step.append(float(np.mean([r.seconds for r in records])))
-            keys = records[-1].diagnostics.keys() if records else ()
-            for key in keys:
-                values = [r.diagnostics.get(key, math.nan) for r in records]
-                result.diagnostics.setdefault(key, []).append(np.asarray(values, dtype=float))
-            bar.update(1)
-    bar.close()
-    for result in results.values():
-        result.curves = {k: np.stack(v) for k, v in result.curves.items()}
-        result.diagnostics = {k: np.stack(v) for k, v in result.diagnostics.items()}
-    return results
+    values = result.curves[curve][:, -1]
+    return float(values.mean()), float(values.std())
 
 
+def method_summary(result: MethodResult, **extras: Any) -> dict[str, Any]:
+    """One method's entry: ``R_C(T)`` mean and sd, mean seconds per step, then ``extras``.
+
+    Example:
+        >>> import numpy as np
+        >>> result = MethodResult("A", {"cumulative_regret": np.array([[1.0], [3.0]])}, [0.5, 1.5])
+        >>> method_summary(result, final_dictionary_size=4.0)
+        {'cumulative_regret_mean': 2.0, 'cumulative_regret_std': 1.0, 'seconds_per_step': 1.0, 'final_dictionary_size': 4.0}
+    """
+    mean, std = final_statistics(result, "cumulative_regret")
+    return {
+        "cumulative_regret_mean": mean,
+        "cumulative_regret_std": std,
+        "seconds_per_step": float(np.mean(result.seconds_per_step)),
+        **extras,
+    }
+
+
+def problem_summary(methods: Mapping[str, Mapping[str, Any]], **extras: Any) -> dict[str, Any]:
+    """One problem's entry: ``{"methods": methods, **extras}``.
+
+    Example:
+        >>> problem_summary({}, b=0.01)
+        {'methods': {}, 'b': 0.01}
+    """
+    return {"methods": dict(methods), **extras}
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"summary values must be JSON numbers, strings or lists; got {type(value)}")
+
+
+def build_summary(
+    experiment: str, settings: Mapping[str, Any], problems: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The ``summary.json`` content of an experiment, in the one schema (module docstring).
+
+    Tensors and NumPy values become lists and numbers, tuples become lists, so the
+    returned dict equals what ``json.loads`` reads back from the file.
+
+    Args:
+        experiment: The experiment's registered name.
+        settings: What holds for the whole run.
+        problems: Label -> ``problem_summary(...)``.
+
+    Raises:
+        ValueError: If the result does not follow the schema (``check_summary``).
+        TypeError: If a value cannot be written as JSON.
+
+    Example:
+        >>> entry = {"cumulative_regret_mean": 8.2, "cumulative_regret_std": 2.8}
+        >>> summary = build_summary(
+        ...     "000-rkhs-20", {"horizon": 60}, {"rkhs-20": problem_summary({"MT-KB": entry})})
+        >>> summary["problems"]["rkhs-20"]["methods"]["MT-KB"]["cumulative_regret_mean"]
+        8.2
+    """
+    summary = {"experiment": experiment, "settings": dict(settings), "problems": dict(problems)}
+    summary = json.loads(json.dumps(summary, default=_json_value))
+    check_summary(summary)
+    return summary
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_summary(summary: Mapping[str, Any]) -> None:
+    """Check that ``summary`` follows the one schema (module docstring).
+
+    Raises:
+        ValueError: Naming the first key that is missing or of the wrong kind: the
+            top-level keys must be exactly ``experiment`` (a non-empty string),
+            ``settings`` (a mapping) and ``problems`` (a non-empty mapping); every
+            problem holds ``methods``, and every method ``cumulative_regret_mean``
+            (finite) and ``cumulative_regret_std`` (finite, ``>= 0``).
+
+    Example:
+        >>> check_summary({"experiment": "x", "settings": {}, "problems": {"p": {}}})
+        Traceback (most recent call last):
+        ...
+        ValueError: summary['problems']['p'] has no 'methods'
+    """
+    if not isinstance(summary, Mapping) or set(summary) != set(SUMMARY_KEYS):
+        keys = sorted(summary) if isinstance(summary, Mapping) else type(summary).__name__
+        raise ValueError(f"a summary has exactly the keys {list(SUMMARY_KEYS)}, got {keys}")
+    if not isinstance(summary["experiment"], str) or not summary["experiment"]:
+        raise ValueError(
+            f"summary['experiment'] must name the experiment, got {summary['experiment']!r}"
+        )
+    if not isinstance(summary["settings"], Mapping):
+        raise ValueError("summary['settings'] must be a mapping")
+    problems = summary["problems"]
+    if not isinstance(problems, Mapping) or not problems:
+        raise ValueError("summary['problems'] must be a non-empty mapping label -> problem")
+    for label, problem in problems.items():
+        where = f"summary['problems'][{label!r}]"
+        if not isinstance(problem, Mapping) or "methods" not in problem:
+            raise ValueError(f"{where} has no 'methods'")
+        if not isinstance(problem["methods"], Mapping):
+            raise ValueError(f"{where}['methods'] must be a mapping method -> numbers")
+        for method, entry in problem["methods"].items():
+            for key in REGRET_KEYS:
+                value = entry.get(key) if isinstance(entry, Mapping) else None
+                if not _is_number(value) or not math.isfinite(value):
+                    raise ValueError(
+                        f"{where}['methods'][{method!r}][{key!r}] must be a finite number, "
+                        f"got {value!r}"
+                    )
+            if entry["cumulative_regret_std"] < 0:
+                raise ValueError(
+                    f"{where}['methods'][{method!r}] has a negative standard deviation"
+                )
+
+
+def write_summary(summary: Mapping[str, Any], path: str | Path) -> None:
+    """Check ``summary`` (``check_summary``) and write it to ``path`` as indented JSON.
+
+    Raises:
+        ValueError: If ``summary`` does not follow the schema.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "summary.json"
+        >>> write_summary(build_summary("x", {}, {"p": problem_summary({})}), path)
+        >>> path.read_text().startswith('{\\n  "experiment": "x"')
+        True
+    """
+    check_summary(summary)
+    Path(path).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+
+
+# ------------------------------------------------------------------------- CSV
 def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> None:
-    """One row per (method, round): mean and sd over repetitions of every curve."""
+    """One row per (method, round ``t``): mean and sd over repetitions of every curve.
+
+    Columns: ``method``, ``t`` (1-based), then ``<curve>_mean`` and ``<curve>_std`` for
+    every curve name (sorted); a curve a method lacks, or shorter than ``t``, is empty.
+
+    Example:
+        >>> import numpy as np, pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "curves.csv"
+        >>> curves = {"cumulative_regret": np.array([[1.0, 2.0], [3.0, 4.0]])}
+        >>> write_curves_csv({"A": MethodResult("A", curves)}, path)
+        >>> path.read_text().splitlines()
+        ['method,t,cumulative_regret_mean,cumulative_regret_std', 'A,1,2,1', 'A,2,3,1']
+    """
     path = Path(path)
     names = sorted({name for result in results.values() for name in result.curves})
     with path.open("w", newline="") as handle:
@@ -131,19 +237,40 @@ def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> N
                 writer.writerow(row)
 
 
-def final_statistics(result: MethodResult, curve: str) -> tuple[float, float]:
-    """Mean and sd over repetitions of the last value of ``curve``."""
-    values = result.curves[curve][:, -1]
-    return float(values.mean()), float(values.std())
+def combine_curves_csv(parts: Mapping[str, str | Path], path: str | Path, column: str) -> None:
+    """Concatenate CSV files with the same header into ``path``, with a first column
+    ``column`` holding each part's label.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "a.csv").write_text("t,y\\n1,2\\n")
+        >>> _ = (folder / "b.csv").write_text("t,y\\n1,5\\n")
+        >>> parts = {"a": folder / "a.csv", "b": folder / "b.csv"}
+        >>> combine_curves_csv(parts, folder / "all.csv", "panel")
+        >>> (folder / "all.csv").read_text().splitlines()
+        ['panel,t,y', 'a,1,2', 'b,1,5']
+    """
+    with Path(path).open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        for index, (label, part) in enumerate(parts.items()):
+            with Path(part).open(newline="") as source:
+                rows = list(csv.reader(source))
+            if index == 0:
+                writer.writerow([column, *rows[0]])
+            writer.writerows([label, *row] for row in rows[1:])
 
 
-def write_summary(summary: Mapping[str, Any], path: str | Path) -> None:
-    """Write ``summary`` as indented JSON."""
-    Path(path).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+# ---------------------------------------------------------------------- tables
+def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """A plain-text table with left-aligned columns two spaces apart.
 
-
-def format_table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """A plain-text table with aligned columns."""
+    Example:
+        >>> print(format_table([["MT-KB", "8.2"]], ["method", "R_C(T)"]))  # doctest: +NORMALIZE_WHITESPACE
+        method  R_C(T)
+        ------  ------
+        MT-KB   8.2
+    """
     widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths))]
     lines.append("  ".join("-" * w for w in widths))
@@ -151,26 +278,81 @@ def format_table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def method_table(
+    methods: Mapping[str, Mapping[str, Any]],
+    columns: Mapping[str, Callable[[Mapping[str, Any]], str]],
+) -> str:
+    """One row per method of a problem's ``methods``: ``columns`` maps a header to the
+    function that formats a method's entry.
+
+    Example:
+        >>> methods = {"MT-KB": {"cumulative_regret_mean": 8.24}}
+        >>> columns = {"R_C(T)": lambda e: f"{e['cumulative_regret_mean']:.1f}"}
+        >>> print(method_table(methods, columns))  # doctest: +NORMALIZE_WHITESPACE
+        method  R_C(T)
+        ------  ------
+        MT-KB   8.2
+    """
+    rows = [[name] + [cell(entry) for cell in columns.values()] for name, entry in methods.items()]
+    return format_table(rows, ["method", *columns])
+
+
+def grid_table(
+    problems: Mapping[str, Mapping[str, Any]],
+    cell: Callable[[Mapping[str, Any], str], str | None],
+    methods: Sequence[str] | None = None,
+) -> str:
+    """Methods as rows, problems as columns (the layout of paper 002's Table 1).
+
+    Args:
+        problems: A summary's ``problems``.
+        cell: ``(problem entry, method) -> text``, or ``None`` (printed ``-``).
+        methods: The rows (default: every method of ``problems``, in order of appearance).
+
+    Example:
+        >>> problems = {"RBF": {"methods": {"A": {"cumulative_regret_mean": 3.0}}}}
+        >>> def mean(problem, method):
+        ...     entry = problem["methods"].get(method)
+        ...     return None if entry is None else f"{entry['cumulative_regret_mean']:.1f}"
+        >>> print(grid_table(problems, mean, methods=["A", "B"]))  # doctest: +NORMALIZE_WHITESPACE
+        method  RBF
+        ------  ---
+        A       3.0
+        B       -
+    """
+    if methods is None:
+        methods = list(
+            dict.fromkeys(m for problem in problems.values() for m in problem["methods"])
+        )
+    rows = []
+    for method in methods:
+        texts = [cell(problem, method) for problem in problems.values()]
+        rows.append([method] + ["-" if text is None else text for text in texts])
+    return format_table(rows, ["method", *problems])
+
+
+# ----------------------------------------------------------------------- plots
 def plot_curves(
+    ax: Axes,
     results: Mapping[str, MethodResult],
     curve: str,
-    path: str | Path,
     title: str,
     ylabel: str,
     time_average: bool = False,
     log_y: bool = False,
-    ax=None,
 ) -> None:
-    """Mean +- sd bands of ``curve`` for every method (divided by ``t`` if
-    ``time_average``), saved as a PNG at ``path`` (unless drawing into ``ax``)."""
-    import matplotlib
+    """Draw the mean +- sd band of ``curve`` over rounds ``t`` for every method on ``ax``
+    (divided by ``t`` if ``time_average``); methods without ``curve`` are skipped.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    own_figure = ax is None
-    if own_figure:
-        figure, ax = plt.subplots(figsize=(5.5, 4))
+    Example:
+        >>> import numpy as np
+        >>> from matplotlib.figure import Figure
+        >>> ax = Figure().subplots()
+        >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
+        >>> plot_curves(ax, {"A": result}, "cumulative_regret", "title", "R_C(t)")
+        >>> [line.get_label() for line in ax.get_lines()]
+        ['A']
+    """
     for result in results.values():
         if curve not in result.curves:
             continue
@@ -188,7 +370,110 @@ def plot_curves(
         ax.set_yscale("log")
     ax.legend()
     ax.grid(alpha=0.3)
-    if own_figure:
-        figure.tight_layout()
-        figure.savefig(path, dpi=120)
-        plt.close(figure)
+
+
+def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> None:
+    """Lay ``figure`` out tightly and save it as a PNG at ``path`` (folders created).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from matplotlib.figure import Figure
+        >>> figure = Figure(figsize=(3, 2))
+        >>> _ = figure.subplots().plot([0, 1], [1, 0])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "line.png"
+        >>> save_figure(figure, path)
+        >>> path.stat().st_size > 0
+        True
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=dpi)
+
+
+def save_curves_plot(
+    results: Mapping[str, MethodResult],
+    curve: str,
+    path: str | Path,
+    title: str,
+    ylabel: str,
+    time_average: bool = False,
+) -> None:
+    """``plot_curves`` on a figure of its own, saved as a PNG at ``path``.
+
+    Example:
+        >>> import numpy as np, pathlib, tempfile
+        >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "regret.png"
+        >>> save_curves_plot({"A": result}, "cumulative_regret", path, "title", "R_C(t)")
+        >>> path.exists()
+        True
+    """
+    figure = Figure(figsize=(5.5, 4))
+    plot_curves(figure.subplots(), results, curve, title, ylabel, time_average)
+    save_figure(figure, path)
+
+
+# ---------------------------------------------------------------------- guards
+@contextlib.contextmanager
+def pinned_threads(threads: int = 1) -> Iterator[int]:
+    """Run the block with ``threads`` torch threads and restore the caller's number after.
+
+    Small factorizations and vector operations are faster on one thread, and timings
+    on a shared machine are only comparable without threads waiting for each other.
+
+    Args:
+        threads: Torch threads inside the block; ``<= 0`` keeps the current number.
+
+    Yields:
+        The number of torch threads inside the block.
+
+    Example:
+        >>> import torch
+        >>> before = torch.get_num_threads()
+        >>> with pinned_threads(1) as threads:
+        ...     threads, torch.get_num_threads()
+        (1, 1)
+        >>> torch.get_num_threads() == before
+        True
+    """
+    previous = torch.get_num_threads()
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(previous)
+
+
+def experiment_options(
+    experiment: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options an experiment accepts, with ``defaults`` where absent or ``None``.
+
+    Args:
+        experiment: The experiment's name (for the error message).
+        options: What the caller passed (``--data``, or sizes that tests shrink).
+        defaults: Option name -> default value: the options the experiment accepts.
+
+    Raises:
+        ValueError: If ``options`` holds a name that is not in ``defaults``.
+
+    Example:
+        >>> experiment_options("000-sine", {"horizon": 3}, {"horizon": 200, "repetitions": 10})
+        {'horizon': 3, 'repetitions': 10}
+        >>> experiment_options("000-sine", {"data": "x.npz"}, {"horizon": 200})
+        Traceback (most recent call last):
+        ...
+        ValueError: experiment '000-sine' takes no option(s) ['data']; its options: ['horizon']
+    """
+    unknown = set(options) - set(defaults)
+    if unknown:
+        raise ValueError(
+            f"experiment {experiment!r} takes no option(s) {sorted(unknown)}; "
+            f"its options: {sorted(defaults)}"
+        )
+    return {
+        key: default if options.get(key) is None else options[key]
+        for key, default in defaults.items()
+    }

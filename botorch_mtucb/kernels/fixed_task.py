@@ -24,7 +24,11 @@ class FixedTaskCovarianceKernel(IndexKernel):
     Example:
         >>> B = torch.tensor([[1.0, 0.5], [0.5, 2.0]], dtype=torch.float64)
         >>> task_kernel = FixedTaskCovarianceKernel(B)
-        >>> task_kernel.covar_matrix  # equals B
+        >>> torch.equal(task_kernel.covar_matrix, B)
+        True
+        >>> task_kernel(torch.tensor([[0], [1]])).to_dense()  # k(i, j) = B_ij
+        tensor([[1.0000, 0.5000],
+                [0.5000, 2.0000]], dtype=torch.float64)
     """
 
     def __init__(self, task_covariance: Tensor, **kwargs) -> None:

@@ -60,6 +60,18 @@ class SumOfSeparableKernels(Module):
             covariance is neither a tensor nor a task-kernel module.
         ValueError: If the lists have different lengths, are empty, or the task
             covariances are not PSD or not all of the same size.
+
+    Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]])
+        >>> e0, e1 = torch.diag(torch.tensor([1.0, 0.0])), torch.diag(torch.tensor([0.0, 1.0]))
+        >>> kernel = SumOfSeparableKernels([RBFKernel(), RBFKernel()], [e0, e1])  # independent
+        >>> kernel.num_tasks, kernel.num_terms
+        (2, 2)
+        >>> icm = SumOfSeparableKernels(RBFKernel(), B)  # Gamma(x, x') = k(x, x') B
+        >>> X = torch.zeros(1, 1)
+        >>> icm.observation_covariance(X, torch.tensor([0]), X, torch.tensor([1])).detach()
+        tensor([[0.5000]])
     """
 
     def __init__(
@@ -142,6 +154,13 @@ class SumOfSeparableKernels(Module):
 
         Returns:
             ``... x m1 x m2`` matrix ``Gamma(x1_a, x2_b)[tasks1_a, tasks2_b]``.
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
+            >>> X, tasks = torch.ones(3, 1), torch.tensor([0, 1, 1])
+            >>> kernel.observation_covariance(X, tasks, X[:2], tasks[:2]).shape
+            torch.Size([3, 2])
         """
         kx = self._data_covariances(X1, X2)  # J x ... x m1 x m2
         b = self.task_covariances[:, tasks1][:, :, tasks2]  # J x m1 x m2
@@ -153,6 +172,13 @@ class SumOfSeparableKernels(Module):
 
         Returns:
             ``... x q x n x m2``: entry ``[a, i, b] = Gamma(X_a, X2_b)[i, tasks2_b]``.
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
+            >>> X2, tasks2 = torch.ones(3, 1), torch.tensor([0, 1, 1])
+            >>> kernel.task_block_covariance(torch.ones(4, 1), X2, tasks2).shape
+            torch.Size([4, 2, 3])
         """
         kx = self._data_covariances(X, X2)  # J x ... x q x m2
         b = self.task_covariances[:, :, tasks2]  # J x n x m2
@@ -160,12 +186,27 @@ class SumOfSeparableKernels(Module):
         return (kx.unsqueeze(-2) * b).sum(0)
 
     def full_covariance(self, X1: Tensor, X2: Tensor) -> Tensor:
-        """``Gamma(X1_a, X2_b)[i, j]`` laid out as ``... x q1 x n x q2 x n``."""
+        """``Gamma(X1_a, X2_b)[i, j]`` laid out as ``... x q1 x n x q2 x n``.
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
+            >>> kernel.full_covariance(torch.ones(4, 1), torch.ones(3, 1)).shape
+            torch.Size([4, 2, 3, 2])
+        """
         kx = self._data_covariances(X1, X2)  # J x ... x q1 x q2
         b = self.task_covariances
         return torch.einsum("j...ac,jik->j...aick", kx, b).sum(0)
 
     def diagonal_blocks(self, X: Tensor) -> Tensor:
-        """``Gamma(X_a, X_a)`` for each point: ``... x q x n x n``."""
+        """``Gamma(X_a, X_a)`` for each point: ``... x q x n x n``.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> kernel = SumOfSeparableKernels(RBFKernel(), 2.0 * torch.eye(2))
+            >>> kernel.diagonal_blocks(torch.zeros(1, 1)).detach()  # k(x, x) B
+            tensor([[[2., 0.],
+                     [0., 2.]]])
+        """
         kxx = torch.stack([k(X, X, diag=True) for k in self.kernels])  # J x ... x q
         return torch.einsum("j...a,jik->...aik", kxx, self.task_covariances)

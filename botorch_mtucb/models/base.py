@@ -36,6 +36,12 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
         ``xi`` (``n``, zero for null directions), ``U`` (``n x n``, columns ``u_i``),
         ``group_of`` (``n``: the group of each direction) and ``group_xi`` (the
         distinct positive values; ``[1.0]`` if ``B = 0``).
+
+    Example:
+        >>> B = torch.diag(torch.tensor([2.0, 2.0, 0.0], dtype=torch.float64))
+        >>> xi, U, group_of, group_xi = eigen_groups(B)
+        >>> xi, group_xi
+        (tensor([0., 2., 2.], dtype=torch.float64), tensor([2.], dtype=torch.float64))
     """
     eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
     rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
@@ -60,7 +66,21 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
 
 
 class FixedKernelMultiTaskModel(Model):
-    """Base class: data checks, BoTorch posterior assembly and conditioning."""
+    """Base class of ``VectorValuedGP`` and ``NystromVectorValuedGP``: data checks,
+    BoTorch posterior assembly and conditioning.
+
+    A subclass builds its posterior state after ``_setup`` and implements
+    ``_mean_and_covariance(X)`` (mean ``batch x q x n``, interleaved covariance
+    ``batch x (q n) x (q n)``) and ``append_observations``.
+
+    Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> X = torch.zeros(0, 1, dtype=torch.float64)
+        >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+        >>> isinstance(model, FixedKernelMultiTaskModel), model.num_outputs
+        (True, 2)
+    """
 
     _num_outputs: int
 
@@ -169,6 +189,17 @@ class FixedKernelMultiTaskModel(Model):
                 ``d``, it has no point (``q = 0``) or an empty batch dimension, it
                 holds NaN/inf, ``output_indices`` are out of range, or a tensor
                 ``observation_noise`` does not broadcast or holds negative values.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.zeros(0, 1, dtype=torch.float64)  # the prior
+            >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> test_X = torch.zeros(4, 3, 1, dtype=torch.float64)  # batch x q x d
+            >>> model.posterior(test_X).mean.shape  # batch x q x n
+            torch.Size([4, 3, 2])
+            >>> model.posterior(test_X, output_indices=[1]).mean.shape  # one task
+            torch.Size([4, 3, 1])
         """
         X = self._check_X(X)
         mean, covariance = self._mean_and_covariance(X)
@@ -297,6 +328,15 @@ class FixedKernelMultiTaskModel(Model):
         Raises:
             ValueError, TypeError: As in the constructor; also for batched ``X`` or
                 data of the other kind.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.zeros(0, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> new = model.condition_on_observations(torch.ones(1, 1), torch.ones(1, 2))
+            >>> model.num_observations, new.num_observations
+            (0, 2)
         """
         new_model = copy.deepcopy(self)
         return new_model.append_observations(X, Y, train_tasks=train_tasks, **kwargs)

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+from botorch_mtucb.utils.checks import as_float, as_int
 from botorch_mtucb.utils.random import stream_seed
 
 # Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
@@ -88,8 +89,15 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     are then accurate to about ``1e-2`` on unit-scale data.
 
     Example:
-        >>> model = NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1, accuracy=100.0)
-        >>> model.dictionary_size, model.posterior(test_X).mean.shape  # (m, q x n)
+        >>> from gpytorch.kernels import RBFKernel
+        >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+        >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
+        >>> Y = torch.cat([torch.sin(6 * X), torch.cos(6 * X)], -1)  # 20 x 2
+        >>> model = NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1, accuracy=2.0, seed=0)
+        >>> 1 <= model.dictionary_size <= 20, model.num_resamplings
+        (True, 20)
+        >>> model.posterior(torch.rand(3, 1, dtype=torch.float64)).mean.shape
+        torch.Size([3, 2])
     """
 
     _num_outputs: int
@@ -129,17 +137,11 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 and ``chunk_size < 1``.
         """
         super().__init__()
-        try:
-            accuracy = float(accuracy)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"accuracy must be a number >= 1, got {accuracy!r}") from error
+        accuracy = as_float(accuracy, "accuracy", finite=False)
         if not math.isfinite(accuracy) or accuracy < 1.0:
             raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
-        for value, name in ((seed, "seed"), (chunk_size, "chunk_size")):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        seed = as_int(seed, "seed")
+        chunk_size = as_int(chunk_size, "chunk_size", 1)
         train_X, train_Y, train_tasks = self._setup(
             train_X, train_Y, data_kernel, task_covariance, regularization, train_tasks
         )
@@ -410,6 +412,15 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
         Same arguments and errors as ``condition_on_observations``; ``generator``
         (optional) replaces the model's own seeded stream for this draw.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> X = torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)
+            >>> model = NystromVectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> generator = torch.Generator().manual_seed(0)  # instead of the seeded stream
+            >>> model = model.append_observations(X[:1], X[:1].repeat(1, 2), generator=generator)
+            >>> model.num_resamplings, model.train_X.shape[0]
+            (5, 5)
         """
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:

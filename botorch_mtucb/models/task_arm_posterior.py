@@ -2,12 +2,12 @@
 
 The bandits of paper 001 score every arm of a task each round. Evaluating
 ``VectorValuedGP.posterior`` on all arms costs ``O(M^2 A)`` per round (``M``
-observations, ``A`` arms); on the MHC data (``A = 6280``, ``M = 600``) that is about a
-second per round. Because the arm sets are fixed and every observation is one of the
-arms, this module keeps instead the exact posterior on all ``A`` (task, arm) pairs:
+observations, ``A`` arms). Because the arm sets are fixed and every observation is one
+of the arms, this module keeps instead the exact posterior on all ``A`` (task, arm)
+pairs:
 
 * ``V = L^{-1} K(obs, arms)`` (``M x A``), with ``L L^T = K_t + lambda I`` the Cholesky
-  factor of the observations' kernel matrix;
+  factor of the observations' kernel matrix (a ``GrowingCholesky``);
 * ``z = L^{-1} y``, the mean ``mu = V^T z`` and the variance ``k(a, a) - ||V[:, a]||^2``.
 
 A new observation ``(i, x)`` at arm column ``c`` extends the factor by the row
@@ -28,22 +28,9 @@ import torch
 from gpytorch.kernels import Kernel, LinearKernel
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import check_task_covariance
-
-
-def find_arm(arms: Tensor, x: Tensor) -> int:
-    """Index of the row of ``arms`` (``A x d``) equal to ``x`` (``d``).
-
-    Raises:
-        ValueError: If ``x`` is not one of the arms.
-    """
-    x = x.reshape(-1).to(arms)
-    if x.shape[0] != arms.shape[-1]:
-        raise ValueError(f"x must have {arms.shape[-1]} entries, got {x.shape[0]}")
-    matches = (arms == x).all(-1).nonzero()
-    if matches.numel() == 0:
-        raise ValueError("x is not one of the arms of this task")
-    return int(matches[0, 0])
+from botorch_mtucb.utils.checks import check_positive, check_task_covariance
+from botorch_mtucb.utils.domains import find_arm
+from botorch_mtucb.utils.linalg import GrowingCholesky
 
 
 class TaskArmPosterior:
@@ -59,8 +46,23 @@ class TaskArmPosterior:
         regularization: ``lambda > 0``.
 
     Raises:
+        TypeError: If ``regularization`` is not a real number.
         ValueError: For an empty arm set, mismatched dimensions, a task covariance of
             the wrong size or not PSD, or ``regularization <= 0``.
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> arms = [torch.eye(2, dtype=torch.float64)] * 2  # two tasks, two arms each
+        >>> B = torch.eye(2, dtype=torch.float64)  # independent tasks
+        >>> kernel = LinearKernel().initialize(variance=1.0)
+        >>> posterior = TaskArmPosterior(arms, kernel, B, regularization=1.0)
+        >>> posterior.update(task=0, arm=1, y=2.0)
+        >>> posterior.mean(0)
+        tensor([0.0000, 1.0000], dtype=torch.float64)
+        >>> posterior.variance(0)
+        tensor([1.0000, 0.5000], dtype=torch.float64)
+        >>> round(posterior.information_gain, 4)  # 1/2 log(1 + 1 / 1)
+        0.3466
     """
 
     def __init__(
@@ -75,8 +77,7 @@ class TaskArmPosterior:
         dims = {a.shape[-1] for a in arms}
         if any(a.dim() != 2 or a.shape[0] == 0 for a in arms) or len(dims) != 1:
             raise ValueError("each arm set must be a non-empty A_i x d tensor, same d for all")
-        if not float(regularization) > 0 or not math.isfinite(float(regularization)):
-            raise ValueError(f"regularization must be > 0, got {regularization}")
+        regularization = check_positive(regularization, "regularization")
         self.num_tasks = len(arms)
         self.arms = [a.detach() for a in arms]
         reference = self.arms[0]
@@ -108,9 +109,9 @@ class TaskArmPosterior:
         self._prior_variance = self.task_covariance.diagonal()[self.column_task] * prior_diag
         self._mean = torch.zeros_like(self._prior_variance)
         self._reduction = torch.zeros_like(self._prior_variance)  # ||V[:, a]||^2
-        self._rows = reference.new_zeros(0, self.points.shape[0])  # capacity x A
-        self._chol = reference.new_zeros(0, 0)  # capacity x capacity
-        self._z = reference.new_zeros(0)
+        self._factor = GrowingCholesky(reference.new_zeros(0, 0))  # L, L L^T = K_t + lambda I
+        self._rows = reference.new_zeros(self._factor.capacity, self.points.shape[0])  # V
+        self._z = reference.new_zeros(self._factor.capacity)  # L^{-1} y
         self.observed_columns: list[int] = []
         self.observed_y: list[float] = []
         self.information_gain = 0.0  # 1/2 log det(I + K_t / lambda), by the chain rule
@@ -142,26 +143,25 @@ class TaskArmPosterior:
         return self.variance(task).sqrt()
 
     def arm_index(self, task: int, x: Tensor) -> int:
-        """Index of ``x`` among the arms of ``task`` (``ValueError`` if absent)."""
+        """Index of ``x`` among the arms of ``task`` (``ValueError`` if absent).
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> arms = [torch.tensor([[0.0], [1.0]], dtype=torch.float64)]
+            >>> posterior = TaskArmPosterior(arms, RBFKernel(), torch.eye(1), 0.1)
+            >>> posterior.arm_index(0, torch.tensor([1.0]))
+            1
+        """
         self._slice(task)
         return find_arm(self.arms[task], x)
 
     # ------------------------------------------------------------------ update
-    def _grow(self) -> None:
-        m, capacity = self.num_observations, self._rows.shape[0]
-        if m < capacity:
-            return
-        new_capacity = max(16, 2 * capacity)
-        rows = self._rows.new_zeros(new_capacity, self.points.shape[0])
-        rows[:m] = self._rows[:m]
-        chol = self._chol.new_zeros(new_capacity, new_capacity)
-        chol[:m, :m] = self._chol[:m, :m]
-        z = self._z.new_zeros(new_capacity)
-        z[:m] = self._z[:m]
-        self._rows, self._chol, self._z = rows, chol, z
-
     def update(self, task: int, arm: int, y: float | Tensor) -> None:
-        """Condition on the observation ``y`` of ``task`` at its arm number ``arm``."""
+        """Condition on the observation ``y`` of ``task`` at its arm number ``arm``.
+
+        Raises:
+            ValueError: If ``task`` or ``arm`` is out of range or ``y`` is not finite.
+        """
         s = self._slice(task)
         if not 0 <= arm < s.stop - s.start:
             raise ValueError(f"arm must lie in [0, {s.stop - s.start - 1}], got {arm}")
@@ -169,7 +169,6 @@ class TaskArmPosterior:
         if not math.isfinite(y):
             raise ValueError(f"y must be finite, got {y}")
         column = s.start + arm
-        self._grow()
         m = self.num_observations
         with torch.no_grad():
             w = self._rows[:m, column]  # L^{-1} k(obs, o)
@@ -181,15 +180,22 @@ class TaskArmPosterior:
             k_new = self.task_covariance[task][self.column_task] * k_x  # A
             row = (k_new - w @ self._rows[:m]) / pivot
             z_new = (y - w @ self._z[:m]) / pivot
+            self._factor.append_factor_rows(w.unsqueeze(0), pivot.reshape(1, 1))
+            self._reserve_rows()
             self._rows[m] = row
-            self._chol[m, :m] = w
-            self._chol[m, m] = pivot
             self._z[m] = z_new
             self._mean += row * z_new
             self._reduction += row.square()
         self.information_gain += 0.5 * math.log1p(float(variance) / self.regularization)
         self.observed_columns.append(column)
         self.observed_y.append(y)
+
+    def _reserve_rows(self) -> None:
+        """Give ``V`` and ``z`` as many rows as the factor's buffer (zero padding)."""
+        missing = self._factor.capacity - self._rows.shape[0]
+        if missing > 0:
+            self._rows = torch.nn.functional.pad(self._rows, (0, 0, 0, missing))
+            self._z = torch.nn.functional.pad(self._z, (0, missing))
 
     # ---------------------------------------------------------------- sampling
     def _root(self) -> Tensor:
@@ -221,6 +227,17 @@ class TaskArmPosterior:
         Matheron's rule: ``f_post = f_prior + V^T L^{-1} (y - f_prior(obs) - e)`` with a
         joint prior sample ``f_prior(j, x) = sum_k [B^{1/2}]_jk g_k(x)``, ``g_k`` i.i.d.
         ``GP(0, k_X)`` draws, and ``e ~ N(0, lambda I)``.
+
+        Raises:
+            ValueError: If ``task`` is out of range, or the kernel is not a
+                ``LinearKernel`` and the arms hold more than 5000 distinct points.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> arms = [torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)]
+            >>> posterior = TaskArmPosterior(arms, RBFKernel(), torch.eye(1), 0.1)
+            >>> posterior.sample(0, torch.Generator().manual_seed(0)).shape
+            torch.Size([4])
         """
         s = self._slice(task)
         root = self._root()  # A x r
@@ -244,8 +261,10 @@ class TaskArmPosterior:
                 noise = torch.randn(m, generator=generator, dtype=torch.float64).to(root)
                 y = torch.tensor(self.observed_y, dtype=root.dtype, device=root.device)
                 residual = y - prior[columns.numel() :] - noise * math.sqrt(self.regularization)
+                # A column-major copy of L: the same solve whatever the buffer's capacity.
+                factor = self._factor.factor.mT.contiguous().mT
                 u = torch.linalg.solve_triangular(
-                    self._chol[:m, :m], residual.unsqueeze(-1), upper=False
+                    factor, residual.unsqueeze(-1), upper=False
                 ).squeeze(-1)
                 sample = sample + u @ self._rows[:m, s]
         return sample

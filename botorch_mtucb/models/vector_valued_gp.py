@@ -60,9 +60,18 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     covariance anyway.
 
     Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+        >>> train_X = torch.linspace(0, 1, 5, dtype=torch.float64).unsqueeze(-1)
+        >>> train_Y = torch.cat([torch.sin(6 * train_X), torch.cos(6 * train_X)], -1)  # 5 x 2
         >>> model = VectorValuedGP(train_X, train_Y, RBFKernel(), B, regularization=0.1)
-        >>> posterior = model.posterior(test_X)  # mean: q x n, covariance: (q n) x (q n)
-        >>> model.information_gain()
+        >>> posterior = model.posterior(torch.rand(3, 1, dtype=torch.float64))
+        >>> posterior.mean.shape, posterior.distribution.covariance_matrix.shape
+        (torch.Size([3, 2]), torch.Size([6, 6]))
+        >>> tasks = torch.tensor([0, 1, 1])  # task-indexed data (paper 001)
+        >>> single = VectorValuedGP(train_X[:3], train_Y[:3, :1], RBFKernel(), B, 0.1, tasks)
+        >>> single.posterior(train_X).mean.shape
+        torch.Size([5, 2])
     """
 
     _num_outputs: int
@@ -245,6 +254,14 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
 
         Equals ``1/2 sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)`` (paper 000,
         Theorem 2 and Lemma 4): the mutual information between ``f`` and the data.
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> X, Y = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)
+            >>> kernel = LinearKernel().initialize(variance=1.0)
+            >>> model = VectorValuedGP(X, Y, kernel, torch.eye(1), regularization=1.0)
+            >>> round(float(model.information_gain()), 4)  # 1/2 log(1 + 1 / 1)
+            0.3466
         """
         log_eta = math.log(self.regularization)
         if self._use_icm:
@@ -267,6 +284,13 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
 
         The in-place version of ``condition_on_observations`` for bandit loops (no
         copy of the factorization). Same arguments and errors.
+
+        Example:
+            >>> from gpytorch.kernels import RBFKernel
+            >>> X = torch.zeros(0, 1, dtype=torch.float64)  # no data: the prior
+            >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> model.append_observations(torch.ones(1, 1), torch.ones(1, 2)).num_observations
+            2
         """
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:

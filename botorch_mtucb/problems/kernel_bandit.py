@@ -33,6 +33,10 @@ def make_kernel(family: str, lengthscale: float) -> Kernel:
 
     Raises:
         ValueError: For an unknown family or ``lengthscale <= 0``.
+
+    Example:
+        >>> make_kernel("matern52", 0.2).lengthscale
+        tensor([[0.2000]], dtype=torch.float64)
     """
     if family not in KERNEL_FAMILIES:
         raise ValueError(f"family must be one of {sorted(KERNEL_FAMILIES)}, got {family!r}")
@@ -54,6 +58,15 @@ class RKHSTestFunction:
         coefficients: ``m`` coefficients ``a_i = b w_i``.
 
     Its RKHS norm is ``sqrt(a^T K_Z a)`` (``rkhs_norm``).
+
+    Raises:
+        ValueError: If ``inducing_points`` is not ``m x d`` or ``coefficients`` not ``m``.
+
+    Example:
+        >>> kernel = make_kernel("rbf", 0.2)
+        >>> f = RKHSTestFunction(kernel, torch.zeros(1, 2), torch.tensor([2.0]))
+        >>> f.rkhs_norm, f(torch.zeros(3, 2))
+        (2.0, tensor([2., 2., 2.], dtype=torch.float64))
     """
 
     def __init__(self, kernel: Kernel, inducing_points: Tensor, coefficients: Tensor) -> None:
@@ -77,6 +90,12 @@ class RKHSTestFunction:
 
         Raises:
             ValueError: If ``dim < 1``, ``num_inducing < 1`` or ``rkhs_norm <= 0``.
+
+        Example:
+            >>> generator = torch.Generator().manual_seed(0)
+            >>> f = RKHSTestFunction.sample(make_kernel("rbf", 0.2), 2, 1.5, generator=generator)
+            >>> round(f.rkhs_norm, 6), f.inducing_points.shape
+            (1.5, torch.Size([20, 2]))
         """
         if dim < 1 or num_inducing < 1:
             raise ValueError(f"dim and num_inducing must be >= 1, got {dim}, {num_inducing}")
@@ -110,7 +129,15 @@ class RKHSTestFunction:
     def maximum(self, num_samples: int = 8192, seed: int = 0) -> tuple[Tensor, float]:
         """An estimate of ``max_{x in [0, 1]^d} f(x)``: the best of ``num_samples``
         Sobol points polished by L-BFGS-B (BoTorch's ``optimize_acqf`` machinery is not
-        needed for a known function). Returns ``(x, f(x))``."""
+        needed for a known function). Returns ``(x, f(x))``.
+
+        Example:
+            >>> bump = torch.full((1, 1), 0.3)  # f = k(., 0.3): maximal at x = 0.3
+            >>> f = RKHSTestFunction(make_kernel("rbf", 0.2), bump, torch.ones(1))
+            >>> x, value = f.maximum(num_samples=64)
+            >>> round(float(x), 4), round(value, 4)
+            (0.3, 1.0)
+        """
         from scipy.optimize import minimize
         from torch.quasirandom import SobolEngine
 
@@ -153,6 +180,16 @@ class KernelBanditEnvironment:
 
     Raises:
         ValueError: If ``noise_std <= 0`` or ``num_actions < 1``.
+
+    Example:
+        >>> generator = torch.Generator().manual_seed(0)
+        >>> f = RKHSTestFunction.sample(make_kernel("rbf", 0.2), 2, 1.0, generator=generator)
+        >>> environment = KernelBanditEnvironment(f, noise_std=0.1, num_actions=100)
+        >>> context = environment.context(0, generator)
+        >>> context["_actions"].shape
+        torch.Size([100, 2])
+        >>> environment.regret(context["_actions"][0], context) >= 0
+        True
     """
 
     def __init__(

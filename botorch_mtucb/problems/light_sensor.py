@@ -12,13 +12,13 @@ recorded in the problem's ``notes``:
   drawn uniformly at random and normalized the same way (real noise).
 * Kernel, from the training readings only (normalized the same way): an SE kernel
   with a signal variance and a white-noise term fitted by maximum marginal likelihood
-  to the 601 training time steps, each seen as a draw of a zero-mean GP over the
-  locations. The data kernel ``k`` is the fitted correlation plus the fitted
-  noise-to-signal ratio on the diagonal (a nugget: on a finite domain this keeps
-  ``K`` invertible, so the RKHS norm is finite). ``B = R^T K^{-1} R / m`` with ``R``
-  the ``m x 3`` matrix (``m = 41`` locations) of the training readings' means over
-  three consecutive blocks of the training time steps (the training analogue of the
-  tasks).
+  (BoTorch's ``fit_gpytorch_mll``, three starting lengthscales) to the 601 training
+  time steps, each seen as a draw of a zero-mean GP over the locations. The data
+  kernel ``k`` is the fitted correlation plus the fitted noise-to-signal ratio on the
+  diagonal (a nugget: on a finite domain this keeps ``K`` invertible, so the RKHS norm
+  is finite). ``B = R^T K^{-1} R / m`` with ``R`` the ``m x 3`` matrix (``m = 41``
+  locations) of the training readings' means over three consecutive blocks of the
+  training time steps (the training analogue of the tasks).
 * Noise level ``sigma^2``: for each task, the within-block variance over time of the
   training readings, averaged over locations; the largest of the three.
 * Regularizer ``eta = 0.1`` (paper 000's value).
@@ -35,6 +35,8 @@ from importlib import resources
 import gpytorch
 import numpy as np
 import torch
+from botorch.fit import fit_gpytorch_mll
+from botorch.models.gpytorch import GPyTorchModel
 from gpytorch.kernels import Kernel, RBFKernel
 from torch import Tensor
 
@@ -54,6 +56,20 @@ class FiniteDomainNuggetKernel(Kernel):
 
     Added to a stationary kernel on a finite set of locations it keeps the kernel
     matrix invertible (every function on the set has a finite RKHS norm).
+
+    Args:
+        nugget: The variance added where ``x == x'`` (``>= 0``).
+        **kwargs: Passed to ``gpytorch.kernels.Kernel``.
+
+    Raises:
+        ValueError: If ``nugget < 0``.
+
+    Example:
+        >>> X = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+        >>> FiniteDomainNuggetKernel(0.5)(X, X).to_dense()
+        tensor([[0.5000, 0.0000, 0.5000],
+                [0.0000, 0.5000, 0.0000],
+                [0.5000, 0.0000, 0.5000]])
     """
 
     def __init__(self, nugget: float, **kwargs) -> None:
@@ -70,14 +86,23 @@ class FiniteDomainNuggetKernel(Kernel):
 
 
 def load_light_sensor_data() -> dict[str, np.ndarray]:
-    """The arrays of the shipped ``light_sensor.npz`` (see ``data/LIGHT_SENSOR.md``)."""
+    """The arrays of the shipped ``light_sensor.npz`` (see ``data/LIGHT_SENSOR.md``).
+
+    Example:
+        >>> data = load_light_sensor_data()
+        >>> data["coords"].shape, data["train_lux"].shape, data["test_lux"].shape
+        ((41, 2), (601, 41), (192, 41))
+    """
     path = resources.files("botorch_mtucb.problems") / "data" / "light_sensor.npz"
     with resources.as_file(path) as file, np.load(file) as data:
         return {key: data[key] for key in data.files}
 
 
-class _SpatialGP(gpytorch.models.ExactGP):
-    """Zero-mean GP over locations; the training targets hold one row per time step."""
+class _SpatialGP(gpytorch.models.ExactGP, GPyTorchModel):
+    """Zero-mean GP over locations; the training targets hold one row per time step
+    (``r x m`` targets for ``m`` locations: ``r`` independent replicates)."""
+
+    _num_outputs = 1
 
     def __init__(self, X: Tensor, Y: Tensor, likelihood) -> None:
         super().__init__(X, Y, likelihood)
@@ -88,38 +113,54 @@ class _SpatialGP(gpytorch.models.ExactGP):
         return gpytorch.distributions.MultivariateNormal(mean, self.covar_module(x))
 
 
+# Tolerances of the L-BFGS-B fit (scipy's defaults stop about 1e-6 away, relatively,
+# from the optimum of this flat likelihood).
+FIT_OPTIONS = {"ftol": 1e-14, "gtol": 1e-10}
+INITIAL_LENGTHSCALES = (0.1, 0.3, 1.0)
+
+
 def fit_spatial_se_kernel(X: Tensor, readings: Tensor) -> dict[str, float]:
-    """Maximum-likelihood SE kernel over locations for replicated readings.
+    r"""Maximum-likelihood SE kernel over locations for replicated readings.
+
+    Maximizes ``sum_r log N(y_r; 0, s k_l(X, X) + sigma_n^2 I)`` over the lengthscale
+    ``l``, the signal variance ``s`` and the white-noise variance ``sigma_n^2``, each
+    row ``y_r`` of ``readings`` being an independent draw over the ``m`` locations
+    (GPyTorch's exact marginal likelihood summed over the rows). The fit is BoTorch's
+    ``fit_gpytorch_mll`` (L-BFGS-B, tolerances ``FIT_OPTIONS``) from each of the
+    ``INITIAL_LENGTHSCALES``; the best end point is kept (deterministic).
 
     Args:
-        X: ``m x 2`` locations; readings: ``r x m`` (one row per time step).
+        X: ``m x d`` locations.
+        readings: ``r x m`` readings (one row per time step).
 
     Returns:
         ``{"lengthscale", "outputscale", "noise"}`` (GPyTorch's SE, signal variance,
-        white-noise variance) maximizing GPyTorch's exact marginal likelihood summed
-        over the rows; deterministic: L-BFGS (strong Wolfe line search) from several
-        starting lengthscales, the best end point kept.
+        white-noise variance).
+
+    Example:
+        >>> generator = torch.Generator().manual_seed(0)
+        >>> X = torch.rand(10, 2, generator=generator, dtype=torch.float64)
+        >>> readings = torch.randn(50, 10, generator=generator, dtype=torch.float64)
+        >>> sorted(fit_spatial_se_kernel(X, readings))
+        ['lengthscale', 'noise', 'outputscale']
     """
     best: tuple[float, dict[str, float]] | None = None
-    for initial_lengthscale in (0.1, 0.3, 1.0):
+    for initial_lengthscale in INITIAL_LENGTHSCALES:
         likelihood = gpytorch.likelihoods.GaussianLikelihood().to(DTYPE)
         model = _SpatialGP(X, readings, likelihood).to(DTYPE)
         model.covar_module.base_kernel.lengthscale = initial_lengthscale
         model.covar_module.outputscale = float(readings.square().mean())
         likelihood.noise = 0.1 * float(readings.var())
         mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
-        model.train()
-        optimizer = torch.optim.LBFGS(
-            model.parameters(), lr=1.0, max_iter=500, line_search_fn="strong_wolfe"
+        # One attempt per start (no priors to resample from); an end point with an
+        # optimizer warning is kept and compared like the others.
+        fit_gpytorch_mll(
+            mll,
+            optimizer_kwargs={"options": FIT_OPTIONS},
+            max_attempts=1,
+            warning_handler=lambda warning: True,
         )
-
-        def closure(model=model, mll=mll, optimizer=optimizer):
-            optimizer.zero_grad()
-            loss = -mll(model(X), readings).sum()
-            loss.backward()
-            return loss
-
-        optimizer.step(closure)
+        model.train()  # the training likelihood, not the posterior predictive
         with torch.no_grad():
             loss = float(-mll(model(X), readings).sum())
             fitted = {
@@ -171,7 +212,15 @@ def _light_sensor_setup() -> dict:
 
 def light_sensor_problem() -> MultiTaskProblem:
     """The light-sensor problem (41 locations, 3 tasks, real noise); see the module
-    docstring for every choice."""
+    docstring for every choice.
+
+    Example:
+        >>> problem = light_sensor_problem()
+        >>> problem.domain.points.shape, problem.num_tasks
+        (torch.Size([41, 2]), 3)
+        >>> problem.observe(problem.domain.points[0], torch.Generator().manual_seed(0)).shape
+        torch.Size([3])
+    """
     setup = _light_sensor_setup()
     X, F, readings = setup["X"], setup["F"], setup["readings"]
 

@@ -3,30 +3,25 @@
 Source of the experiment: paper 001 (Sessa et al. 2023), Section 5 ("Drug discovery
 MHC-I data"): each allele is a task, each of its measured peptides an arm (a 45-d
 feature vector of unit norm), and ``f`` is the standardized binding affinity (higher
-binds better). The data and its provenance: ``data/mhc1_binding.npz`` and
-``data/MHC1_BINDING.md``.
+binds better). The data, its provenance and descriptive statistics:
+``data/mhc1_binding.npz`` and ``data/MHC1_BINDING.md``.
 
 Settings (the paper gives only ``epsilon``; the rest follows the authors' reference
-code or is documented here):
+code):
 
-* Observations add Gaussian noise of standard deviation ``MHC_NOISE_STD = 0.01`` by
-  default: the measured affinities are treated as (nearly) exact, as in the authors'
-  code. ``experiments.paper001`` tells the algorithms this noise level (their widths
-  are then almost pure bias terms); the authors' code used ``R = 1`` in the widths,
-  which is also valid (0.01-sub-Gaussian noise is 1-sub-Gaussian) but widens every
-  width and makes every method worse than random play (see ``experiments.paper001``).
+* ``MHC_NOISE_STD = 0.01``: observations add Gaussian noise of that standard deviation
+  by default, the measured affinities being treated as (nearly) exact, as in the
+  authors' code. ``experiments.paper001`` tells the algorithms this noise level; the
+  authors' code used ``R = 1`` in the widths, which is also valid (0.01-sub-Gaussian
+  noise is 1-sub-Gaussian) but widens every width.
 * ``MHC_RKHS_NORM_BOUND = 5`` (``B``) as in the authors' code. For the linear kernel
   ``||f_i||`` is the norm of a weight vector; the affinities are not linear in the
-  features (a linear fit explains 19-36% of the variance, cross-validated), so ``B`` is
-  a stand-in: the per-allele ridge (``lambda = 1``) weight norms are 5.1-7.1 and the
-  least-squares ones 6.5-10.9.
+  features, so ``B`` is a stand-in (``MHC1_BINDING.md`` compares it with fitted weight
+  norms).
 * ``MHC_TASK_DEVIATION = 0.3`` (``epsilon``): "for MHC-I data we use epsilon = 0.3"
-  (Section 5). The ridge weights give ``max_i ||theta_i - theta_avg|| / max_i
-  ||theta_i|| = 0.69``: the alleles are less alike than 0.3 says (A_0202, A_0203 and
-  A_0201 are close, cosines 0.72-0.89; A_2301 and A_2402 less so).
-* Every allele has several peptides at the maximum affinity 2.699 (75, 54, 124, 3 and 2
-  of them), so several arms are optimal; a uniformly random arm has regret 2.81 on
-  average.
+  (Section 5).
+* Every allele has several peptides at the maximum affinity, so several arms are
+  optimal.
 """
 
 from __future__ import annotations
@@ -45,13 +40,18 @@ MHC_NOISE_STD = 0.01
 MHC_REQUIRED_KEYS = ("features", "task", "affinity", "alleles")
 # Paper 001, Section 5: "for MHC-I data we use epsilon = 0.3"; B = 5 as in the
 # reference experiments (features have unit norm, so k_X(x, x) = 1 for the linear kernel;
-# the module docstring gives data-driven values for comparison).
+# MHC1_BINDING.md gives data-driven values for comparison).
 MHC_TASK_DEVIATION = 0.3
 MHC_RKHS_NORM_BOUND = 5.0
 
 
 def default_mhc_path() -> Path:
-    """The path of the packaged ``mhc1_binding.npz``."""
+    """The path of the packaged ``mhc1_binding.npz``.
+
+    Example:
+        >>> default_mhc_path().name
+        'mhc1_binding.npz'
+    """
     return Path(str(resources.files("botorch_mtucb.problems") / "data" / "mhc1_binding.npz"))
 
 
@@ -70,6 +70,11 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
         FileNotFoundError: If the file does not exist.
         ValueError: If a key is missing, shapes disagree, values are not finite, a
             task index is outside ``[0, N - 1]`` or a task has no arms (rows).
+
+    Example:
+        >>> data = load_mhc_data()
+        >>> data["features"].shape, data["alleles"][:2].tolist()
+        ((6280, 45), ['A_0202', 'A_0203'])
     """
     path = default_mhc_path() if path is None else Path(path)
     if not path.exists():
@@ -157,6 +162,13 @@ def mhc_binding_problem(
 
     Raises:
         FileNotFoundError, ValueError: As ``load_mhc_data``.
+
+    Example:
+        >>> problem = mhc_binding_problem()
+        >>> problem.num_tasks, problem.dim, str(problem.task_names[0])
+        (5, 45, 'A_0202')
+        >>> round(problem.optimum(0), 3)
+        2.699
     """
     data = load_mhc_data(path)
     features = torch.as_tensor(data["features"], dtype=dtype)

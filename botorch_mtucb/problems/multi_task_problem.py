@@ -40,6 +40,23 @@ class MultiTaskProblem:
         observation_function: ``(x, generator) -> y`` for real-data noise; ``None``
             adds ``N(0, noise_std^2 I)`` to ``f(x)``.
         notes: Documentation of the choices made (written into summaries).
+
+    Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> points = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
+        >>> problem = MultiTaskProblem(
+        ...     name="two-sines",
+        ...     domain=FiniteDomain(points),
+        ...     objective_function=lambda X: torch.cat([torch.sin(3 * X), torch.cos(3 * X)], -1),
+        ...     data_kernel=RBFKernel(),
+        ...     task_covariance=torch.eye(2, dtype=torch.float64),
+        ...     noise_std=0.1,
+        ...     rkhs_norm_bound=2.0,
+        ...     reference_point=torch.full((2,), -1.0, dtype=torch.float64),
+        ...     regret_points=points,
+        ... )
+        >>> problem.num_tasks, problem.observe(points[3], torch.Generator().manual_seed(0)).shape
+        (2, torch.Size([2]))
     """
 
     name: str
@@ -83,7 +100,14 @@ class MultiTaskProblem:
 
 
 def kernel_matrix(kernel: Kernel, X: Tensor) -> Tensor:
-    """``k(X, X)`` as a dense tensor, without gradients."""
+    """``k(X, X)`` as a dense tensor, without gradients.
+
+    Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> kernel_matrix(RBFKernel(), torch.zeros(2, 1))
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
     with torch.no_grad():
         return kernel(X, X).to_dense()
 
@@ -93,6 +117,11 @@ def finite_domain_rkhs_norm(values: Tensor, gram: Tensor, task_covariance: Tenso
 
     ``||f||^2 = vec(F)^T G^{-1} vec(F)`` with ``G = K kron B`` (``F``: ``N x n``, rows
     are points), the minimum-norm interpolant's norm. ``G`` must be invertible.
+
+    Example:
+        >>> F = torch.tensor([[3.0], [4.0]], dtype=torch.float64)  # 2 points, 1 task
+        >>> finite_domain_rkhs_norm(F, torch.eye(2, dtype=torch.float64), torch.eye(1))
+        5.0
     """
     big_gram = torch.kron(gram, task_covariance)
     chol = psd_safe_cholesky(big_gram)
@@ -102,6 +131,12 @@ def finite_domain_rkhs_norm(values: Tensor, gram: Tensor, task_covariance: Tenso
 
 def heuristic_rkhs_norm_bound(values: Tensor, task_covariance: Tensor) -> float:
     r"""Paper 000's choice for the RKHS test function (Section 5):
-    ``b = max_x ||f(x)||_2 / kappa`` with ``kappa`` the largest eigenvalue of ``B``."""
+    ``b = max_x ||f(x)||_2 / kappa`` with ``kappa`` the largest eigenvalue of ``B``.
+
+    Example:
+        >>> values = torch.tensor([[3.0, 4.0]], dtype=torch.float64)  # ||f(x)|| = 5
+        >>> heuristic_rkhs_norm_bound(values, 2 * torch.eye(2, dtype=torch.float64))
+        2.5
+    """
     kappa = torch.linalg.eigvalsh(task_covariance).amax()
     return float(values.norm(dim=-1).amax() / kappa)

@@ -30,6 +30,20 @@ class MultiTaskLinearProblem(MultiTaskArmProblem):
         task_vectors: ``N x d``, row ``i`` is ``theta_i``.
         rkhs_norm_bound: ``B = max_i ||theta_i||`` (the RKHS norm for the linear kernel).
         task_deviation: ``epsilon = max_i ||theta_i - theta_avg|| / B`` (paper 001, eq. 5).
+
+    Args:
+        task_vectors: ``N x d`` task vectors ``theta_i``.
+        actions: ``A x d`` actions shared by all tasks.
+        noise_std: Standard deviation of the Gaussian noise.
+
+    Raises:
+        ValueError: If the shapes are not ``N x d`` and ``A x d`` with the same ``d``.
+
+    Example:
+        >>> theta = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+        >>> problem = MultiTaskLinearProblem(theta, torch.eye(2, dtype=torch.float64))
+        >>> problem.rkhs_norm_bound, round(problem.task_deviation, 4)  # sqrt(2) / 2
+        (1.0, 0.7071)
     """
 
     def __init__(self, task_vectors: Tensor, actions: Tensor, noise_std: float = 1.0) -> None:
@@ -86,6 +100,11 @@ def multitask_synthetic_problem(
     Raises:
         ValueError: For ``num_tasks < 1``, ``dim < 1``, ``num_actions < 1``,
             ``deviation_weight`` outside ``[0, 1]``, ``radius <= 0`` or negative noise.
+
+    Example:
+        >>> problem = multitask_synthetic_problem(3, deviation_weight=0.2, num_actions=100)
+        >>> problem.num_tasks, problem.dim, round(float(problem.arms[0][0].norm()), 6)
+        (3, 4, 10.0)
     """
     if isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1:
         raise ValueError(f"num_tasks must be a positive int, got {num_tasks!r}")

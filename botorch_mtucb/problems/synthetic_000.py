@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import torch
+from botorch.test_functions.synthetic import Branin
 from gpytorch.kernels import RBFKernel
 from torch import Tensor
 
@@ -20,7 +21,13 @@ DTYPE = torch.float64
 
 
 def se_kernel(lengthscale: float) -> RBFKernel:
-    """A unit-variance squared-exponential kernel ``exp(-||x - x'||^2 / (2 l^2))``."""
+    """A unit-variance squared-exponential kernel ``exp(-||x - x'||^2 / (2 l^2))``
+    (float64, lengthscale fixed).
+
+    Example:
+        >>> se_kernel(0.2).lengthscale
+        tensor([[0.2000]], dtype=torch.float64)
+    """
     kernel = RBFKernel().to(DTYPE)
     kernel.lengthscale = lengthscale
     kernel.raw_lengthscale.requires_grad_(False)  # a fixed kernel (DESIGN.md)
@@ -28,7 +35,15 @@ def se_kernel(lengthscale: float) -> RBFKernel:
 
 
 def unit_grid(points_per_axis: int, dim: int) -> Tensor:
-    """The regular grid of ``points_per_axis^dim`` points in ``[0, 1]^dim``."""
+    """The regular grid of ``points_per_axis^dim`` points in ``[0, 1]^dim`` (float64).
+
+    Example:
+        >>> unit_grid(2, 2)
+        tensor([[0., 0.],
+                [0., 1.],
+                [1., 0.],
+                [1., 1.]], dtype=torch.float64)
+    """
     axis = torch.linspace(0.0, 1.0, points_per_axis, dtype=DTYPE)
     mesh = torch.meshgrid(*([axis] * dim), indexing="ij")
     return torch.stack([m.reshape(-1) for m in mesh], dim=-1)
@@ -82,6 +97,11 @@ def rkhs_problem(num_tasks: int = 2, seed: int = 0, lengthscale: float = 0.2) ->
 
     Raises:
         ValueError: If ``num_tasks < 1``.
+
+    Example:
+        >>> problem = rkhs_problem(num_tasks=2, seed=0)
+        >>> problem.name, problem.domain.points.shape, problem.num_tasks
+        ('rkhs-2', torch.Size([101, 1]), 2)
     """
     if num_tasks < 1:
         raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
@@ -105,6 +125,11 @@ def similarity_problem(
 
     Raises:
         ValueError: If ``omega`` is outside [0, 1] or ``num_tasks < 1``.
+
+    Example:
+        >>> problem = similarity_problem(omega=0.4, num_tasks=3)
+        >>> problem.name, problem.task_covariance[0]
+        ('similarity-0.4', tensor([0.6000, 0.2000, 0.2000], dtype=torch.float64))
     """
     if not 0.0 <= omega <= 1.0:
         raise ValueError(f"omega must lie in [0, 1], got {omega}")
@@ -141,6 +166,11 @@ def perturbed_sine_problem(omega: float = 0.4, lengthscale: float = 0.2) -> Mult
     choice); noise variance 0.01; kernel ``k (omega I + (1 - omega) 11^T / n)`` with
     ``omega = 0.4`` and an SE ``k`` of lengthscale 0.2 (our choice);
     ``b = max_x ||f(x)||_2 / kappa`` as for the RKHS function (our choice).
+
+    Example:
+        >>> problem = perturbed_sine_problem()
+        >>> problem.objective(problem.domain.points).shape  # 101 points x 4 tasks
+        torch.Size([101, 4])
     """
     points = torch.linspace(0.0, 1.0, 101, dtype=DTYPE).unsqueeze(-1)
     weights = torch.tensor(SINE_PERTURBATION_WEIGHTS, dtype=DTYPE)  # n x 3
@@ -171,13 +201,6 @@ def perturbed_sine_problem(omega: float = 0.4, lengthscale: float = 0.2) -> Mult
     )
 
 
-def _branin(x1: Tensor, x2: Tensor) -> Tensor:
-    """The Branin-Hoo function on ``x1 in [-5, 10], x2 in [0, 15]`` (to minimize)."""
-    b, c = 5.1 / (4 * math.pi**2), 5.0 / math.pi
-    r, s, t = 6.0, 10.0, 1.0 / (8 * math.pi)
-    return (x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1 - t) * torch.cos(x1) + s
-
-
 def shifted_branin_problem(
     continuous: bool = False,
     num_tasks: int = 9,
@@ -187,29 +210,51 @@ def shifted_branin_problem(
 ) -> MultiTaskProblem:
     r"""Paper 000's shifted Branin-Hoo tasks (9 tasks), on a grid or on the box.
 
-    Inputs ``u in [0, 1]^2`` map to ``x1 = -5 + 15 u1``, ``x2 = 15 u2``. Task ``i``
-    (``i = 1..n``) is the Branin-Hoo function translated by ``i`` % of the range
-    along one axis (odd ``i``: the first, even ``i``: the second; the paper says
-    "along either axis"), turned into a maximization problem on ``[0, 1]``:
-    ``(max - branin) / (max - min)`` with the extremes of the unshifted function on a
-    100 x 100 grid (our choice). Noise ``N(0, 0.1^2 I)``, kernel
-    ``k (omega I + (1 - omega) 11^T / n)`` with ``omega = 0.5`` and an SE ``k`` of
+    The Branin-Hoo function is BoTorch's ``botorch.test_functions.synthetic.Branin``
+
+    .. math::
+        B(x) = (x_2 - b x_1^2 + c x_1 - r)^2 + s (1 - t) \cos(x_1) + s,
+
+    ``b = 5.1 / (4 pi^2)``, ``c = 5 / pi``, ``r = 6``, ``s = 10``, ``t = 1 / (8 pi)``, on
+    ``x1 in [-5, 10], x2 in [0, 15]``. Inputs ``u in [0, 1]^2`` map to
+    ``x1 = -5 + 15 u1``, ``x2 = 15 u2``. Task ``i`` (``i = 1..n``) is the Branin-Hoo
+    function translated by ``i`` % of the range along one axis (odd ``i``: the first,
+    even ``i``: the second; the paper says "along either axis"), turned into a
+    maximization problem on ``[0, 1]``: ``(max - B) / (max - min)`` with the extremes of
+    the unshifted function on a 100 x 100 grid (our choice). Noise ``N(0, 0.1^2 I)``,
+    kernel ``k (omega I + (1 - omega) 11^T / n)`` with ``omega = 0.5`` and an SE ``k`` of
     lengthscale 0.2; ``b = max ||f||_2 / kappa`` over the regret grid.
 
     Args:
         continuous: ``True``: the box ``[0, 1]^2`` (``optimize_acqf``); ``False``: the
             ``grid_points_per_axis^2`` grid.
+        num_tasks: The number of shifted copies ``n``.
+        omega: The similarity of the uniform task kernel, in ``[0, 1]``.
+        lengthscale: The SE kernel's lengthscale.
+        grid_points_per_axis: Points per axis of the finite domain.
+
+    Example:
+        >>> problem = shifted_branin_problem()
+        >>> problem.name, problem.domain.points.shape, problem.num_tasks
+        ('branin', torch.Size([225, 2]), 9)
+        >>> type(shifted_branin_problem(continuous=True).domain).__name__
+        'BoxDomain'
     """
     shifts = torch.zeros(num_tasks, 2, dtype=DTYPE)
     for i in range(1, num_tasks + 1):
         shifts[i - 1, (i - 1) % 2] = i / 100.0
+    box = Branin(dtype=DTYPE).bounds  # [-5, 10] x [0, 15]
+    lower, width = box[0], box[1] - box[0]
+    # The shifted copies evaluate Branin below the box by up to the largest shift.
+    reach = lower - width * shifts.amax(0)
+    branin = Branin(bounds=list(zip(reach.tolist(), box[1].tolist())), dtype=DTYPE)
     dense = unit_grid(100, 2)
-    raw = _branin(-5 + 15 * dense[:, 0], 15 * dense[:, 1])
+    raw = branin.evaluate_true(lower + width * dense)
     highest, lowest = raw.max(), raw.min()
 
     def objective(X: Tensor) -> Tensor:
         u = X.to(DTYPE).unsqueeze(-2) - shifts  # ... x n x 2
-        return (highest - _branin(-5 + 15 * u[..., 0], 15 * u[..., 1])) / (highest - lowest)
+        return (highest - branin.evaluate_true(lower + width * u)) / (highest - lowest)
 
     B = UniformSimilarityTaskKernel(num_tasks, omega).to(DTYPE).covar_matrix.detach()
     if continuous:

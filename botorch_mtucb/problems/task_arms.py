@@ -13,8 +13,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from botorch_mtucb.models.task_arm_posterior import find_arm
-from botorch_mtucb.utils.domains import FiniteDomain
+from botorch_mtucb.utils.domains import FiniteDomain, find_arm
 
 
 class MultiTaskArmProblem:
@@ -31,6 +30,15 @@ class MultiTaskArmProblem:
     Raises:
         ValueError: For no task, an empty arm set, mismatched sizes or dimensions,
             non-finite values or a negative ``noise_std``.
+
+    Example:
+        >>> arms = [torch.tensor([[0.0], [1.0]]), torch.tensor([[0.5]])]
+        >>> values = [torch.tensor([0.25, 0.75]), torch.tensor([0.5])]
+        >>> problem = MultiTaskArmProblem(arms, values, noise_std=0.0)
+        >>> problem.optimum(0), problem.objective(0, torch.tensor([0.0]))
+        (0.75, 0.25)
+        >>> problem.observe(1, torch.tensor([0.5])).shape
+        torch.Size([1])
     """
 
     def __init__(

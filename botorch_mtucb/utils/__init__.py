@@ -1,6 +1,15 @@
-"""Shared plumbing below every other layer: argument checks, linear algebra, random
-streams and tie-breaking, and the domains acquisitions are maximized over."""
+"""Shared plumbing below every other layer: argument checks (``checks``), the growable
+Cholesky factor (``linalg``), random streams and tie-breaking (``random``), and the
+domains acquisitions are maximized over (``domains``)."""
 
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.utils.random import argmax_random_ties
 
-__all__ = ["BoxDomain", "FiniteDomain", "maximize_acquisition"]
+__all__ = [
+    "BoxDomain",
+    "FiniteDomain",
+    "GrowingCholesky",
+    "argmax_random_ties",
+    "maximize_acquisition",
+]

@@ -47,6 +47,12 @@ def as_float(value: float | Tensor, name: str, finite: bool = True) -> float:
             tensors and other non-numbers.
         ValueError: For a tensor with more than one element, or (``finite=True``) a
             NaN or infinite value.
+
+    Example:
+        >>> as_float(torch.tensor([2.5]), "width")
+        2.5
+        >>> as_float(float("inf"), "b", finite=False)
+        inf
     """
     accepted = "a real number (int, float or a one-element real tensor)"
     _reject_non_numbers(value, name, accepted)
@@ -69,6 +75,10 @@ def as_int(value: int, name: str, minimum: int | None = None) -> int:
     Raises:
         TypeError: For booleans, floats (``2.0`` included), strings, ``None`` ...
         ValueError: If ``value < minimum``.
+
+    Example:
+        >>> as_int(torch.tensor(3), "num_tasks", minimum=1)
+        3
     """
     accepted = "an int" if minimum is None else f"an int >= {minimum}"
     _reject_non_numbers(value, name, accepted)
@@ -90,6 +100,10 @@ def as_real_tensor(value: float | Tensor, name: str) -> Tensor:
     Raises:
         TypeError: For ``None``, strings, booleans, complex numbers, bool/complex
             tensors and anything torch cannot read as real numbers.
+
+    Example:
+        >>> as_real_tensor([1, 2], "x")
+        tensor([1., 2.], dtype=torch.float64)
     """
     accepted = "a real number or a real tensor"
     _reject_non_numbers(value, name, accepted)
@@ -108,6 +122,10 @@ def check_nonnegative_tensor(value: float | Tensor, name: str) -> Tensor:
     Raises:
         TypeError: As ``as_real_tensor``.
         ValueError: For a NaN, infinite or negative entry.
+
+    Example:
+        >>> check_nonnegative_tensor(torch.tensor([0.0, 2.0]), "variances")
+        tensor([0., 2.])
     """
     tensor = as_real_tensor(value, name)
     if not torch.isfinite(tensor).all() or (tensor < 0).any():
@@ -116,15 +134,30 @@ def check_nonnegative_tensor(value: float | Tensor, name: str) -> Tensor:
 
 
 def check_delta(delta: float | Tensor) -> float:
-    """``delta`` must lie in the open interval (0, 1)."""
-    delta = as_float(delta, "delta")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    return delta
+    """``delta`` must lie in the open interval (0, 1).
+
+    Example:
+        >>> check_delta(0.05)
+        0.05
+    """
+    return _in_open_unit_interval(delta, "delta", "delta")
+
+
+def _in_open_unit_interval(value: float | Tensor, name: str, label: str) -> float:
+    """``as_float(value, name)`` in ``(0, 1)``; the error names it as ``label``."""
+    number = as_float(value, name)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{label} must lie in (0, 1), got {number}")
+    return number
 
 
 def check_nonnegative(value: float | Tensor, name: str) -> float:
-    """A finite number ``>= 0``."""
+    """A finite number ``>= 0``.
+
+    Example:
+        >>> check_nonnegative(0, "noise_std")
+        0.0
+    """
     number = as_float(value, name)
     if number < 0:
         raise ValueError(f"{name} must be >= 0, got {number}")
@@ -132,7 +165,12 @@ def check_nonnegative(value: float | Tensor, name: str) -> float:
 
 
 def check_positive(value: float | Tensor, name: str) -> float:
-    """A finite number ``> 0``."""
+    """A finite number ``> 0``.
+
+    Example:
+        >>> check_positive(0.1, "regularization")
+        0.1
+    """
     number = as_float(value, name)
     if number <= 0:
         raise ValueError(f"{name} must be > 0, got {number}")
@@ -145,6 +183,10 @@ def check_b(b: float | Tensor) -> float:
     Raises:
         TypeError: If ``b`` is not a real number.
         ValueError: If ``b < 0`` or NaN.
+
+    Example:
+        >>> check_b(math.inf)
+        inf
     """
     value = as_float(b, "b", finite=False)
     if math.isnan(value) or value < 0:
@@ -158,6 +200,10 @@ def check_width(width: float | Tensor) -> Tensor:
     Raises:
         TypeError: If ``width`` is not a real number or one-element real tensor.
         ValueError: If it has more than one element, is negative, NaN or infinite.
+
+    Example:
+        >>> check_width(2)
+        tensor(2., dtype=torch.float64)
     """
     number = as_float(width, "width", finite=False)
     if not math.isfinite(number) or number < 0:
@@ -170,6 +216,10 @@ def check_floating_dtype(dtype: torch.dtype, name: str = "dtype") -> torch.dtype
 
     Raises:
         TypeError: If ``dtype`` is not a floating-point ``torch.dtype``.
+
+    Example:
+        >>> check_floating_dtype(torch.float32)
+        torch.float32
     """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(
@@ -186,6 +236,10 @@ def check_tensor(value: object, name: str, dim: int | None = None) -> Tensor:
     Raises:
         TypeError: If ``value`` is not a tensor, or not a real floating-point one.
         ValueError: If it has another number of dimensions, or holds NaN or inf.
+
+    Example:
+        >>> check_tensor(torch.zeros(3, 2), "train_X", dim=2).shape
+        torch.Size([3, 2])
     """
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
@@ -203,6 +257,10 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
 
     Accepts a tensor of shape ``num_rows`` or ``num_rows x 1`` (integer, or a float
     tensor holding whole numbers); returns a ``long`` tensor of shape ``num_rows``.
+
+    Example:
+        >>> check_tasks(torch.tensor([[0.0], [2.0]]), 2, 3, "train_tasks")
+        tensor([0, 2])
     """
     if not isinstance(tasks, Tensor):
         raise TypeError(
@@ -234,6 +292,10 @@ def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
         TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
             ``None``, booleans and complex numbers included).
         ValueError: If it is empty or holds a non-positive or non-finite value.
+
+    Example:
+        >>> check_alphas([0.5, 2])
+        tensor([0.5000, 2.0000], dtype=torch.float64)
     """
     tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=torch.float64).reshape(-1)
     if tensor.numel() == 0:
@@ -244,21 +306,36 @@ def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
 
 
 def check_eps(eps: float | Tensor) -> float:
-    """The sketch accuracy ``eps`` must lie in the open interval (0, 1)."""
-    eps = as_float(eps, "eps")
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"eps (the sketch accuracy epsilon) must lie in (0, 1), got {eps}")
-    return eps
+    """The sketch accuracy ``eps`` must lie in the open interval (0, 1).
+
+    Example:
+        >>> check_eps(0.5)
+        0.5
+    """
+    return _in_open_unit_interval(eps, "eps", "eps (the sketch accuracy epsilon)")
 
 
 def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``; a ``ValueError`` naming them otherwise."""
+    """``value`` if it is one of ``choices``; a ``ValueError`` naming them otherwise.
+
+    Example:
+        >>> check_choice("linear", "scalarization", ("linear", "chebyshev"))
+        'linear'
+    """
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 
 
 def check_finite_width(width: float) -> None:
+    """A width that must be finite and ``>= 0`` (paper 001's widths at ``b = inf``).
+
+    Raises:
+        ValueError: If ``width`` is NaN, infinite or negative.
+
+    Example:
+        >>> check_finite_width(2.0)  # returns None; raises for inf, NaN or < 0
+    """
     if not math.isfinite(width) or width < 0:
         raise ValueError(
             f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
@@ -271,6 +348,10 @@ def check_task_variances(task_variances: Tensor) -> Tensor:
 
     Raises:
         ValueError: If any variance is not finite or not positive.
+
+    Example:
+        >>> check_task_variances([1.0, 2.0])
+        tensor([1., 2.], dtype=torch.float64)
     """
     task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
     if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
@@ -297,6 +378,11 @@ def check_task_covariance(
             of size 0), has the wrong size, holds NaN/inf, is not
             symmetric (relative tolerance 1e-6) or has an eigenvalue below
             ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
+
+    Example:
+        >>> check_task_covariance(torch.tensor([[1.0, 0.5], [0.5, 1.0]]), num_tasks=2)
+        tensor([[1.0000, 0.5000],
+                [0.5000, 1.0000]])
     """
     if not isinstance(task_covariance, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(task_covariance).__name__}")
@@ -334,10 +420,30 @@ def check_task_covariance(
 
 
 def check_num_tasks(num_tasks: int) -> int:
+    """The number of tasks: an int ``>= 1``.
+
+    Raises:
+        TypeError: If ``num_tasks`` is not an int.
+        ValueError: If ``num_tasks < 1``.
+
+    Example:
+        >>> check_num_tasks(3)
+        3
+    """
     return as_int(num_tasks, "num_tasks", 1)
 
 
 def check_task_deviation(task_deviation: float | Tensor) -> float:
+    """The task deviation ``epsilon`` of paper 001 (eq. 5), a number in ``[0, 2]``.
+
+    Raises:
+        TypeError: If it is not a real number.
+        ValueError: If it lies outside ``[0, 2]``.
+
+    Example:
+        >>> check_task_deviation(0.3)
+        0.3
+    """
     value = as_float(task_deviation, "task_deviation")
     if not 0.0 <= value <= 2.0:
         raise ValueError(
@@ -347,6 +453,149 @@ def check_task_deviation(task_deviation: float | Tensor) -> float:
 
 
 def check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
-    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``."""
+    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``.
+
+    Example:
+        >>> check_task_data(torch.zeros(2, 1), torch.tensor([1, 0]), num_tasks=2)
+        tensor([1, 0])
+    """
     check_tensor(train_X, "train_X", dim=2)
     return check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
+
+
+def check_square_matrix(matrix: Tensor, name: str) -> int:
+    """The size ``t`` of a real ``... x t x t`` tensor without NaN/inf.
+
+    Example:
+        >>> check_square_matrix(torch.eye(3), "kernel_matrix")
+        3
+    """
+    check_tensor(matrix, name)
+    if matrix.dim() < 2 or matrix.shape[-1] != matrix.shape[-2]:
+        raise ValueError(f"{name} must be ... x t x t, got {tuple(matrix.shape)}")
+    return matrix.shape[-1]
+
+
+def check_trace_regularization(value: float | Tensor, name: str) -> float:
+    """A regularization ``c > 0`` of ``Tr(K (K + c I)^{-1})``; ``math.inf`` allowed.
+
+    Example:
+        >>> check_trace_regularization(math.inf, "c")
+        inf
+    """
+    c = as_float(value, name, finite=False)
+    if math.isnan(c) or c <= 0:
+        raise ValueError(f"{name} must be > 0 (math.inf allowed), got {c}")
+    return c
+
+
+def check_training_data(
+    X: Tensor, Y: Tensor, dim: int | None = None, names: tuple[str, str] = ("train_X", "train_Y")
+) -> None:
+    """``X`` ``t x d`` (``d = dim`` if given) and ``Y`` ``t x 1``, real tensors without NaN/inf.
+
+    Example:
+        >>> check_training_data(torch.zeros(4, 2), torch.zeros(4, 1))
+    """
+    x_name, y_name = names
+    rows = "t" if dim is None else "m"
+    if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
+        raise TypeError(f"{x_name} and {y_name} must be torch.Tensors")
+    if X.dim() != 2 or (dim is not None and X.shape[-1] != dim):
+        columns = "d" if dim is None else dim
+        raise ValueError(f"{x_name} must be {rows} x {columns}, got shape {tuple(X.shape)}")
+    if Y.dim() != 2 or Y.shape != (X.shape[0], 1):
+        raise ValueError(
+            f"{y_name} must be {rows} x 1 with {rows} = {X.shape[0]} (the rows of {x_name}), "
+            f"got shape {tuple(Y.shape)}"
+        )
+    if not torch.isfinite(X).all() or not torch.isfinite(Y).all():
+        raise ValueError(f"{x_name} and {y_name} must not contain NaN or inf")
+
+
+def check_query_points(X: Tensor, dim: int) -> None:
+    """Points ``batch x dim`` (any leading batch shape) without NaN/inf.
+
+    Example:
+        >>> check_query_points(torch.zeros(5, 3, 2), dim=2)
+    """
+    if not isinstance(X, Tensor):
+        raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
+    if X.dim() < 1 or X.shape[-1] != dim:
+        raise ValueError(f"X must have shape batch x {dim}, got {tuple(X.shape)}")
+    if not torch.isfinite(X).all():
+        raise ValueError("X must not contain NaN or inf")
+
+
+def check_unbatched_kernel(kernel: object) -> None:
+    """A GPyTorch ``Kernel`` without batch shape.
+
+    Example:
+        >>> from gpytorch.kernels import RBFKernel
+        >>> check_unbatched_kernel(RBFKernel())
+    """
+    from gpytorch.kernels import Kernel
+
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a gpytorch Kernel, got {type(kernel).__name__}")
+    if kernel.batch_shape != torch.Size([]):
+        raise ValueError(f"kernel must not be batched, got batch_shape {kernel.batch_shape}")
+
+
+def check_exact_gp(model: object) -> tuple[Tensor, Tensor]:
+    """The raw ``t x d`` inputs and ``t`` targets of a single-output, unbatched exact GP
+    without outcome or input transform (a model whose data a confidence bound reads).
+
+    Example:
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.rand(4, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
+        >>> [tuple(v.shape) for v in check_exact_gp(model)]
+        [(4, 2), (4,)]
+    """
+    if getattr(model, "outcome_transform", None) is not None:
+        raise ValueError(
+            "model has an outcome transform: the bound must see the raw observations "
+            "(paper 002 assumes y = f(x) + noise with ||f||_H <= B). Build the model "
+            "with outcome_transform=None, or use MartingaleMixtureBound(train_X, "
+            "train_Y, kernel, ...) directly"
+        )
+    if getattr(model, "input_transform", None) is not None:
+        raise ValueError(
+            "model has an input transform: build the model without it (the bound "
+            "evaluates the kernel on raw inputs), or use MartingaleMixtureBound(...) "
+            "directly on transformed inputs"
+        )
+    for attribute in ("train_inputs", "train_targets", "covar_module"):
+        if getattr(model, attribute, None) is None:
+            raise TypeError(
+                f"model must be a BoTorch exact GP with {attribute} (e.g. SingleTaskGP), "
+                f"got {type(model).__name__}"
+            )
+    if getattr(model, "num_outputs", 1) != 1:
+        raise ValueError(f"model must have one output, got {model.num_outputs}")
+    train_X = model.train_inputs[0]
+    train_y = model.train_targets
+    if train_X.dim() != 2 or train_y.dim() != 1:
+        raise ValueError(
+            "model must not be batched: expected train_inputs t x d and train_targets t, "
+            f"got {tuple(train_X.shape)} and {tuple(train_y.shape)}"
+        )
+    return train_X, train_y
+
+
+def homoskedastic_noise_std(model: object) -> float:
+    """The square root of a model's single likelihood noise variance.
+
+    Example:
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.rand(4, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
+        >>> model.likelihood.noise = 0.04
+        >>> round(homoskedastic_noise_std(model), 6)
+        0.2
+    """
+    noise = model.likelihood.noise.detach().reshape(-1)
+    if noise.numel() != 1:
+        raise ValueError("the model's likelihood noise is not a single value; pass noise_std")
+    return math.sqrt(float(noise))

@@ -18,7 +18,16 @@ from torch import Tensor
 
 @dataclass
 class FiniteDomain:
-    """A finite set of candidate points, ``points``: ``N x d``."""
+    """A finite set of candidate points, ``points``: ``N x d``.
+
+    Raises:
+        ValueError: If ``points`` is not an ``N x d`` tensor with ``N >= 1``.
+
+    Example:
+        >>> domain = FiniteDomain(torch.linspace(0, 1, 5).unsqueeze(-1))
+        >>> domain.dim, domain.points.shape[0]
+        (1, 5)
+    """
 
     points: Tensor
 
@@ -36,7 +45,19 @@ class FiniteDomain:
 
 @dataclass
 class BoxDomain:
-    """The box ``bounds[0] <= x <= bounds[1]`` (``bounds``: ``2 x d``)."""
+    """The box ``bounds[0] <= x <= bounds[1]`` (``bounds``: ``2 x d``).
+
+    ``num_restarts``, ``raw_samples`` and ``options`` are passed to BoTorch's
+    ``optimize_acqf``.
+
+    Raises:
+        ValueError: If ``bounds`` is not ``2 x d`` or ``bounds[0] > bounds[1]`` somewhere.
+
+    Example:
+        >>> domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]]), num_restarts=4)
+        >>> domain.dim
+        2
+    """
 
     bounds: Tensor
     num_restarts: int = 8
@@ -65,10 +86,22 @@ Domain = FiniteDomain | BoxDomain
 def maximize_acquisition(
     acquisition: AcquisitionFunction, domain: Domain, generator: torch.Generator | None = None
 ) -> tuple[Tensor, Tensor]:
-    """The maximizer ``d`` and the maximum (0-d) of ``acquisition`` over ``domain``.
+    """The maximizer (``d``) and the maximum (0-d) of ``acquisition`` over ``domain``.
 
     On a box the raw samples of ``optimize_acqf`` are drawn under a seed taken from
     ``generator`` so that runs are reproducible.
+
+    Raises:
+        TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
+
+    Example:
+        >>> from botorch.acquisition import PosteriorMean
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.tensor([[0.2], [0.8]], dtype=torch.float64)
+        >>> model = SingleTaskGP(X, torch.tensor([[0.0], [1.0]], dtype=torch.float64))
+        >>> x, value = maximize_acquisition(PosteriorMean(model), FiniteDomain(X))
+        >>> x
+        tensor([0.8000], dtype=torch.float64)
     """
     if isinstance(domain, FiniteDomain):
         candidate, value = optimize_acqf_discrete(
@@ -95,3 +128,22 @@ def maximize_acquisition(
             )
         return candidate.reshape(-1), value.reshape(())
     raise TypeError(f"domain must be a FiniteDomain or a BoxDomain, got {type(domain).__name__}")
+
+
+def find_arm(arms: Tensor, x: Tensor) -> int:
+    """Index of the first row of ``arms`` (``A x d``) equal to ``x`` (``d``).
+
+    Raises:
+        ValueError: If ``x`` has another size than ``d`` or is not one of the arms.
+
+    Example:
+        >>> find_arm(torch.tensor([[0.0, 1.0], [2.0, 3.0]]), torch.tensor([2.0, 3.0]))
+        1
+    """
+    x = x.reshape(-1).to(arms)
+    if x.shape[0] != arms.shape[-1]:
+        raise ValueError(f"x must have {arms.shape[-1]} entries, got {x.shape[0]}")
+    matches = (arms == x).all(-1).nonzero()
+    if matches.numel() == 0:
+        raise ValueError("x is not one of the arms of this task")
+    return int(matches[0, 0])

@@ -1,13 +1,13 @@
-"""A Cholesky factor that grows by bordering, in place, without refactorizing.
+r"""A Cholesky factor that grows by bordering, in place, without refactorizing.
 
 Adding ``m`` rows and columns to a symmetric positive definite matrix ``A`` only needs
 the new rows of its lower Cholesky factor:
 
 .. math::
-    \\begin{pmatrix} A & C \\\\ C^\\top & D \\end{pmatrix}
-    = \\begin{pmatrix} L & 0 \\\\ W & L_S \\end{pmatrix}
-      \\begin{pmatrix} L^\\top & W^\\top \\\\ 0 & L_S^\\top \\end{pmatrix},
-    \\quad W = (L^{-1} C)^\\top,\\; L_S L_S^\\top = D - W W^\\top,
+    \begin{pmatrix} A & C \\ C^\top & D \end{pmatrix}
+    = \begin{pmatrix} L & 0 \\ W & L_S \end{pmatrix}
+      \begin{pmatrix} L^\top & W^\top \\ 0 & L_S^\top \end{pmatrix},
+    \quad W = (L^{-1} C)^\top,\; L_S L_S^\top = D - W W^\top,
 
 which costs ``O(t^2 m)`` instead of ``O((t + m)^3)``. The factor lives in the top-left
 corner of a preallocated ``capacity x capacity`` buffer whose unused part holds the
@@ -16,6 +16,10 @@ a solve against the whole buffer with zero-padded right-hand sides is exact (it 
 copies the factor either; the padding costs at most ``GROWTH^2`` times the flops). The
 buffer starts ``HEADROOM`` rows larger than the matrix and grows geometrically by
 ``GROWTH`` (amortized ``O(t)`` copied entries per added row).
+
+BoTorch's ``botorch.utils.probability.linalg.augment_cholesky`` computes the same
+bordered factor but returns a new, concatenated tensor (an ``O(t^2)`` copy per
+update); the in-place buffer is what this class adds.
 """
 
 from __future__ import annotations
@@ -31,11 +35,27 @@ HEADROOM = 32  # rows reserved beyond the initial size (appends before the first
 
 
 class GrowingCholesky:
-    """The lower Cholesky factor ``L`` (``batch x t x t``) of a growing SPD matrix.
+    r"""The lower Cholesky factor ``L`` (``batch x t x t``) of a growing SPD matrix.
+
+    Every module of the package that extends a factorization row by row keeps it here:
+    the exact multi-task posterior, the finite-arm posterior and the per-task
+    information gains.
 
     Args:
         matrix: ``batch x t x t`` SPD matrix to factorize (``t`` may be 0).
         capacity: Initial buffer size (default ``t + HEADROOM``).
+
+    Example:
+        >>> A = torch.tensor([[4.0, 2.0], [2.0, 5.0]], dtype=torch.float64)
+        >>> factor = GrowingCholesky(A[:1, :1])
+        >>> factor.append(A[:1, 1:], A[1:, 1:])
+        >>> factor.factor
+        tensor([[2., 0.],
+                [1., 2.]], dtype=torch.float64)
+        >>> factor.solve_spd(torch.ones(2, 1, dtype=torch.float64)).squeeze(-1)
+        tensor([0.1875, 0.1250], dtype=torch.float64)
+        >>> round(float(factor.half_log_det()), 6)  # 1/2 log det A = log 4
+        1.386294
     """
 
     def __init__(self, matrix: Tensor, capacity: int | None = None) -> None:
@@ -51,12 +71,20 @@ class GrowingCholesky:
         return eye.expand(*like.shape[:-2], capacity, capacity).clone()
 
     @property
+    def capacity(self) -> int:
+        """The number of rows the buffer holds before it must grow (``>= size``)."""
+        return self.buffer.shape[-1]
+
+    @property
     def factor(self) -> Tensor:
         """The active factor ``L`` (a view), ``batch x t x t``."""
         return self.buffer[..., : self.size, : self.size]
 
     def solve(self, rhs: Tensor) -> Tensor:
-        """``L^{-1} rhs`` for ``rhs`` of shape ``batch x t x k`` (broadcast over batch)."""
+        """``L^{-1} rhs`` for ``rhs`` of shape ``batch x t x k`` (broadcast over batch).
+
+        Solved against the whole buffer with zero-padded ``rhs`` (no copy of ``L``).
+        """
         return self._solve_padded(self.buffer, rhs, upper=False)
 
     def solve_spd(self, rhs: Tensor) -> Tensor:
@@ -65,8 +93,7 @@ class GrowingCholesky:
         return self._solve_padded(self.buffer.transpose(-1, -2), half, upper=True)
 
     def _solve_padded(self, matrix: Tensor, rhs: Tensor, upper: bool) -> Tensor:
-        capacity = matrix.shape[-1]
-        padded = torch.nn.functional.pad(rhs, (0, 0, 0, capacity - self.size))
+        padded = torch.nn.functional.pad(rhs, (0, 0, 0, self.capacity - self.size))
         solved = torch.linalg.solve_triangular(matrix, padded, upper=upper)
         return solved[..., : self.size, :]
 
@@ -76,20 +103,52 @@ class GrowingCholesky:
 
     def append(self, cross: Tensor, new_block: Tensor) -> None:
         """Border the matrix with ``cross`` (``batch x t x m``) and ``new_block``
-        (``batch x m x m``), in place."""
-        t, m = self.size, new_block.shape[-1]
-        if t + m > self.buffer.shape[-1]:
-            self._grow(max(t + m, math.ceil(GROWTH * self.buffer.shape[-1])))
+        (``batch x m x m``), in place: ``W = (L^{-1} C)^T``, ``L_S = chol(D - W W^T)``."""
+        t = self.size
+        self._reserve(t + new_block.shape[-1])  # before the solve: it uses the buffer
         if t:
             lower_left = self.solve(cross).transpose(-1, -2)  # batch x m x t
             schur = new_block - lower_left @ lower_left.transpose(-1, -2)
-            self.buffer[..., t : t + m, :t] = lower_left
         else:
-            schur = new_block
-        self.buffer[..., t : t + m, t : t + m] = psd_safe_cholesky(schur)
+            lower_left, schur = new_block[..., :0], new_block
+        self.append_factor_rows(lower_left, psd_safe_cholesky(schur))
+
+    def append_factor_rows(self, lower_left: Tensor, lower_right: Tensor) -> None:
+        """Append rows ``[W, L_S]`` of the factor that the caller already knows, in place.
+
+        For callers that keep ``L^{-1} C`` for other reasons (the finite-arm posterior
+        keeps ``L^{-1} K(obs, arms)``), so that ``append`` would redo a solve.
+
+        Args:
+            lower_left: ``W``, ``batch x m x t``.
+            lower_right: ``L_S``, ``batch x m x m``, lower triangular with a positive
+                diagonal (not checked).
+
+        Raises:
+            ValueError: If the shapes do not match the current size ``t``.
+
+        Example:
+            >>> factor = GrowingCholesky(torch.tensor([[4.0]]))
+            >>> factor.append_factor_rows(torch.tensor([[1.0]]), torch.tensor([[2.0]]))
+            >>> factor.factor @ factor.factor.T
+            tensor([[4., 2.],
+                    [2., 5.]])
+        """
+        t, m = self.size, lower_right.shape[-1]
+        if lower_left.shape[-2:] != (m, t) or lower_right.shape[-2] != m:
+            raise ValueError(
+                f"lower_left must be batch x m x {t} and lower_right batch x m x m, got "
+                f"{tuple(lower_left.shape)} and {tuple(lower_right.shape)}"
+            )
+        self._reserve(t + m)
+        self.buffer[..., t : t + m, :t] = lower_left
+        self.buffer[..., t : t + m, t : t + m] = lower_right
         self.size = t + m
 
-    def _grow(self, capacity: int) -> None:
-        buffer = self._identity(self.buffer, capacity)
+    def _reserve(self, size: int) -> None:
+        """Grow the buffer (geometrically) so that it holds ``size`` rows."""
+        if size <= self.capacity:
+            return
+        buffer = self._identity(self.buffer, max(size, math.ceil(GROWTH * self.capacity)))
         buffer[..., : self.size, : self.size] = self.factor
         self.buffer = buffer

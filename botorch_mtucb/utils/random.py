@@ -77,6 +77,13 @@ def argmax_random_ties(
     Raises:
         ValueError: If ``values`` is not a non-empty 1-d tensor, has NaN entries, or
             ``rtol < 0``.
+
+    Example:
+        >>> values = torch.tensor([1.0, 3.0, 3.0, 2.0])
+        >>> argmax_random_ties(values)  # no generator: the first tie
+        1
+        >>> argmax_random_ties(values, torch.Generator().manual_seed(0)) in (1, 2)
+        True
     """
     if not isinstance(values, Tensor) or values.dim() != 1 or values.numel() == 0:
         raise ValueError(

@@ -83,3 +83,26 @@ def test_bad_input():
     acqf = MartingaleMixtureUCB(bound)
     with pytest.raises(AssertionError):  # q = 2: BoTorch's t-batch check
         acqf(torch.rand(4, 2, 3, dtype=torch.float64))
+
+
+def test_the_bound_is_not_stored_as_a_model():
+    bound = make_bound(torch.float64)
+    acqf = MartingaleMixtureUCB(bound, [0.003, 0.01])
+    assert acqf.bound is bound
+    assert dict(acqf.named_children()) == {"bound": bound}
+    assert not hasattr(acqf, "model")  # no non-Model under the name BoTorch reserves
+    assert repr(acqf) == "MartingaleMixtureUCB(alphas=[0.003, 0.01], t=30)"
+
+
+@pytest.mark.parametrize("alphas", [None, [0.003, 0.01, 0.03]])
+def test_to_moves_without_rounding_the_bound_or_the_grid(alphas):
+    bound = make_bound(torch.float64)
+    acqf = MartingaleMixtureUCB(bound, alphas)
+    X = torch.rand(7, 1, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    before = acqf(X)
+    assert acqf.to(torch.float32) is acqf and acqf.to("cpu") is acqf
+    assert bound.train_X.dtype == torch.float64
+    if alphas is not None:
+        assert acqf.alphas.dtype == torch.float64 and acqf.alphas.tolist() == alphas
+    assert torch.equal(acqf(X), before)
+    assert acqf(X.float()).dtype == torch.float32

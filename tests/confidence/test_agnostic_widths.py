@@ -8,17 +8,15 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from gpytorch.kernels import LinearKernel, RBFKernel
+from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.confidence.agnostic_widths import (
-    effective_dimension,
-    multitask_information_gain,
+    WIDTH_RULES,
     multitask_regularization,
     multitask_widths,
-    single_task_information_gains,
-    task_effective_dimensions,
     theorem2_kernel_parameter,
 )
+from botorch_mtucb.confidence.information_gain import task_effective_dimensions
 
 
 def reference_widths(N, b, B, eps, lam, delta, g_mt, g_st, t, sigma=1.0, S=None):
@@ -177,31 +175,7 @@ def test_theorem2_kernel_parameter():
         theorem2_kernel_parameter(4, 3.0, 10)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("kernel_class", [LinearKernel, RBFKernel])
-def test_information_gain_helpers_match_numpy(dtype, kernel_class):
-    torch.manual_seed(2)
-    N, t, b, lam = 3, 25, 2.0, 0.7
-    X = torch.randn(t, 2, dtype=dtype)
-    tasks = torch.randint(0, N, (t,))
-    kernel = kernel_class().to(dtype)
-    Kx = kernel(X, X).to_dense().detach().double().numpy()
-    Kt = np.eye(N) / (1 + b) + b / (1 + b) * np.ones((N, N)) / N
-    T = tasks.numpy()
-    K = Kt[T][:, T] * Kx
-    want_mt = 0.5 * np.linalg.slogdet(np.eye(t) + K / lam)[1]
-    tol = 1e-3 if dtype == torch.float32 else 1e-9
-    got = multitask_information_gain(X, tasks, kernel, N, b, lam)
-    assert float(got) == pytest.approx(want_mt, rel=tol)
-    st = single_task_information_gains(X, tasks, kernel, N, lam)
-    dims = task_effective_dimensions(X, tasks, kernel, N, b, lam)
-    for i in range(N):
-        Ki = Kx[T == i][:, T == i]
-        want = 0.5 * np.linalg.slogdet(np.eye(len(Ki)) + Ki / lam)[1]
-        assert float(st[i]) == pytest.approx(want, rel=tol, abs=tol)
-        ev = np.linalg.eigvalsh(Ki)
-        c = lam * (1 + b)
-        assert float(dims[i]) == pytest.approx(np.sum(ev / (ev + c)), rel=tol, abs=tol)
-    assert float(effective_dimension(torch.eye(3, dtype=dtype), math.inf)) == 0.0
-    with pytest.raises(ValueError, match="train_tasks"):
-        multitask_information_gain(X, tasks + N, kernel, N, b, lam)
+def test_width_rules_are_the_keys_of_the_widths():
+    widths = multitask_widths(3, 1.0, 1.0, 0.2, 2 / 3, 0.1, 1.0, 1.0, 5, effective_dimension=1.0)
+    assert set(WIDTH_RULES) == set(widths)
+    assert WIDTH_RULES[0] == "new"  # the default rule of paper 001's bandits

@@ -1,15 +1,29 @@
-"""information_gain = 1/2 log det(I + K / eta) and its chain rule (paper 000, Sec. 4 and
-Lemma 4): checked against NumPy's slogdet and sequential posterior variances."""
+"""Information gains and effective dimensions, batch, per task and incremental: checked
+against NumPy's slogdet / eigvalsh, sequential posterior variances (paper 000, Sec. 4 and
+Lemma 4) and the batch formulas (the incremental tracker of paper 001's regression)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 import torch
 from cases import CASES, build_case, tolerances
+from gpytorch.kernels import LinearKernel, RBFKernel
 from oracles import se_kernel
 
-from botorch_mtucb.confidence import information_gain, information_gain_increment
+from botorch_mtucb.confidence import (
+    IncrementalInformationGain,
+    effective_dimension,
+    information_gain,
+    information_gain_increment,
+    multitask_information_gain,
+    single_task_information_gains,
+    task_effective_dimensions,
+    task_kernel_matrix,
+)
+from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 
 
 def _np(tensor: torch.Tensor) -> np.ndarray:
@@ -94,3 +108,123 @@ def test_bad_input():
         information_gain(torch.ones(2, 3), 0.1)
     with pytest.raises(ValueError, match="regularization must be finite"):
         information_gain(torch.eye(2), float("nan"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("kernel_class", [LinearKernel, RBFKernel])
+def test_information_gain_helpers_match_numpy(dtype, kernel_class):
+    torch.manual_seed(2)
+    N, t, b, lam = 3, 25, 2.0, 0.7
+    X = torch.randn(t, 2, dtype=dtype)
+    tasks = torch.randint(0, N, (t,))
+    kernel = kernel_class().to(dtype)
+    Kx = kernel(X, X).to_dense().detach().double().numpy()
+    Kt = np.eye(N) / (1 + b) + b / (1 + b) * np.ones((N, N)) / N
+    T = tasks.numpy()
+    K = Kt[T][:, T] * Kx
+    want_mt = 0.5 * np.linalg.slogdet(np.eye(t) + K / lam)[1]
+    tol = 1e-3 if dtype == torch.float32 else 1e-9
+    got = multitask_information_gain(X, tasks, kernel, N, b, lam)
+    assert float(got) == pytest.approx(want_mt, rel=tol)
+    st = single_task_information_gains(X, tasks, kernel, N, lam)
+    dims = task_effective_dimensions(X, tasks, kernel, N, b, lam)
+    for i in range(N):
+        Ki = Kx[T == i][:, T == i]
+        want = 0.5 * np.linalg.slogdet(np.eye(len(Ki)) + Ki / lam)[1]
+        assert float(st[i]) == pytest.approx(want, rel=tol, abs=tol)
+        ev = np.linalg.eigvalsh(Ki)
+        c = lam * (1 + b)
+        assert float(dims[i]) == pytest.approx(np.sum(ev / (ev + c)), rel=tol, abs=tol)
+    assert float(effective_dimension(torch.eye(3, dtype=dtype), math.inf)) == 0.0
+    with pytest.raises(ValueError, match="train_tasks"):
+        multitask_information_gain(X, tasks + N, kernel, N, b, lam)
+
+
+@pytest.mark.parametrize("batch", ((), (3,)), ids=str)
+def test_effective_dimension_matches_eigenvalues(batch, dtype):
+    K = _kernel_matrices(batch, 6, np.random.default_rng(4))
+    c = 0.3
+    value = effective_dimension(torch.tensor(K, dtype=dtype), c)
+    assert value.shape == batch and value.dtype == dtype
+    eigenvalues = np.linalg.eigvalsh(K)
+    expected = (eigenvalues / (eigenvalues + c)).sum(-1)
+    np.testing.assert_allclose(_np(value), expected, **tolerances(dtype))
+    empty = effective_dimension(torch.zeros(*batch, 0, 0, dtype=dtype), c)
+    assert empty.shape == batch and not empty.any()
+
+
+@pytest.mark.parametrize("b", (0.0, 0.5, 3.0, math.inf))
+def test_task_kernel_matrix_is_eq_2(b):
+    N = 4
+    matrix = task_kernel_matrix(N, b)
+    expected = (
+        np.ones((N, N)) / N
+        if math.isinf(b)
+        else (np.eye(N) / (1 + b) + b / (1 + b) * np.ones((N, N)) / N)
+    )
+    np.testing.assert_allclose(matrix.numpy(), expected, rtol=1e-15, atol=1e-15)
+    assert matrix.dtype == torch.float64
+    assert task_kernel_matrix(N, b, dtype=torch.float32).dtype == torch.float32
+    if not math.isinf(b):
+        kernel = UniformSimilarityTaskKernel.from_b(N, b).double()
+        np.testing.assert_allclose(
+            matrix.numpy(), kernel.covar_matrix.detach().numpy(), rtol=1e-6, atol=1e-7
+        )
+
+
+@pytest.mark.parametrize("kernel_class", (LinearKernel, RBFKernel))
+@pytest.mark.parametrize("trace_regularization", (0.4, math.inf))
+def test_incremental_information_gain_equals_the_batch_formulas(
+    kernel_class, trace_regularization, dtype
+):
+    """After every append: information_gain(K, lambda) and effective_dimension(K, c) of the
+    Gram matrix of the points so far (O(t^2) bordering vs a fresh factorization)."""
+    generator = torch.Generator().manual_seed(3)
+    X = torch.rand(15, 2, generator=generator, dtype=dtype)
+    kernel = kernel_class().to(dtype)
+    lam = 0.25
+    tracker = IncrementalInformationGain(kernel, lam, trace_regularization, like=X)
+    assert tracker.num_observations == 0 and tracker.information_gain == 0.0
+    tol = dict(rel=1e-4, abs=1e-5) if dtype == torch.float32 else dict(rel=1e-10, abs=1e-12)
+    for t in range(1, 16):
+        tracker.append(X[t - 1])
+        assert tracker.num_observations == t
+        with torch.no_grad():
+            K = kernel(X[:t], X[:t]).to_dense().double()
+        assert tracker.information_gain == pytest.approx(float(information_gain(K, lam)), **tol)
+        expected = float(effective_dimension(K, trace_regularization))
+        assert tracker.effective_dimension == pytest.approx(expected, **tol)
+    at_once = IncrementalInformationGain(kernel, lam, trace_regularization, like=X)
+    at_once.append(X)  # m x d: the same points one after the other
+    assert at_once.information_gain == tracker.information_gain
+    assert at_once.effective_dimension == tracker.effective_dimension
+
+
+def test_incremental_information_gain_sums_to_the_per_task_helpers():
+    """One tracker per task reproduces single_task_information_gains and
+    task_effective_dimensions (paper 001: gamma_t^st and the terms of S, eq. 26)."""
+    generator = torch.Generator().manual_seed(5)
+    N, b, lam = 3, 2.0, 0.7
+    X = torch.rand(20, 2, generator=generator, dtype=torch.float64)
+    tasks = torch.randint(0, N, (20,), generator=generator)
+    kernel = RBFKernel().double()
+    trackers = [IncrementalInformationGain(kernel, lam, lam * (1 + b), like=X) for _ in range(N)]
+    for x, task in zip(X, tasks.tolist()):
+        trackers[task].append(x)
+    gains = single_task_information_gains(X, tasks, kernel, N, lam)
+    dims = task_effective_dimensions(X, tasks, kernel, N, b, lam)
+    for i in range(N):
+        assert trackers[i].information_gain == pytest.approx(float(gains[i]), rel=1e-10)
+        assert trackers[i].effective_dimension == pytest.approx(float(dims[i]), rel=1e-10)
+
+
+def test_incremental_information_gain_bad_input():
+    kernel = LinearKernel()
+    with pytest.raises(ValueError, match="regularization must be > 0"):
+        IncrementalInformationGain(kernel, 0.0)
+    with pytest.raises(ValueError, match="trace_regularization must be > 0"):
+        IncrementalInformationGain(kernel, 1.0, -1.0)
+    with pytest.raises(ValueError, match="trace_regularization must be > 0"):
+        IncrementalInformationGain(kernel, 1.0, math.nan)
+    with pytest.raises(TypeError, match="regularization"):
+        IncrementalInformationGain(kernel, "1")

@@ -1,6 +1,7 @@
-"""Widths of paper 000's sketched and independent baselines: MT-BKB (Theorem 3), BKB
-(Calandriello et al. 2019, Theorem 1), GP-UCB (Srinivas et al. 2010, Theorem 1) and
-Dragonfly's MOBO radius, against the formulas written out with ``math``/NumPy."""
+"""Widths of paper 000: MT-KB (Theorem 2), against the sum over rounds of
+log det(I_n + Gamma_{s-1}(x_s, x_s) / eta) from dense sequential posteriors, and MT-BKB
+(Theorem 3) with its dictionary accuracy, against the formulas written out with
+``math``/NumPy."""
 
 from __future__ import annotations
 
@@ -10,14 +11,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from cases import ETA, build_case, tolerances
+from cases import CASES, ETA, build_case, tolerances
 
 from botorch_mtucb.confidence import (
-    bkb_width,
-    dragonfly_ucb_width,
-    gp_ucb_width,
     mt_bkb_accuracy,
     mt_bkb_width,
+    mt_kb_width,
     sketch_distortion,
 )
 from botorch_mtucb.models import NystromVectorValuedGP
@@ -90,31 +89,6 @@ def test_mt_bkb_width_sums_the_sketched_variances_at_the_queried_points(kind, dt
     )
 
 
-def test_bkb_width_is_calandriello_theorem_1():
-    F, xi, delta, eps, lam, kappa2 = 2.0, 0.1, 0.1, 0.5, 0.1, 1.5
-    alpha = (1 + eps) / (1 - eps)
-    for t, variance_sum in ((0, 0.0), (1, 0.8), (50, 7.5)):
-        log_factor = max(math.log(kappa2 * t), 0.0) if t else 0.0
-        beta = 2 * xi * math.sqrt(alpha * log_factor * variance_sum + math.log(1 / delta))
-        beta += (1 + 1 / math.sqrt(1 - eps)) * math.sqrt(lam) * F
-        got = bkb_width(variance_sum, t, F, xi, delta, eps, lam, kappa2)
-        assert float(got) == pytest.approx(beta / math.sqrt(lam), rel=1e-12)
-    # kappa^2 t < 1: the log factor is clipped at 0 (the width stays well defined)
-    small = bkb_width(3.0, 2, F, xi, delta, eps, lam, 0.1)
-    assert float(small) == pytest.approx(float(bkb_width(0.0, 0, F, xi, delta, eps, lam, 0.1)))
-    # per-task values in one call, and the width grows with the variance sum
-    several = bkb_width(torch.tensor([0.5, 2.0]), 30, F, xi, delta, eps, lam, kappa2)
-    assert several.shape == (2,) and several[1] > several[0]
-
-
-def test_gp_ucb_and_dragonfly_widths():
-    for t, size, delta in ((1, 101, 0.1), (200, 225, 0.01)):
-        expected = math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * delta)))
-        assert gp_ucb_width(t, size, delta) == pytest.approx(expected, rel=1e-15)
-    assert dragonfly_ucb_width(10, 2) == pytest.approx(math.sqrt(0.4 * math.log(41)), rel=1e-15)
-    assert gp_ucb_width(5, 101, 0.1) > gp_ucb_width(4, 101, 0.1)
-
-
 @pytest.mark.parametrize("eps", (0.0, 1.0, -0.2, 1.5, float("nan")))
 def test_eps_outside_the_open_unit_interval(eps):
     model = SimpleNamespace(sketched_log_det_sum=torch.tensor(1.0), regularization=0.1)
@@ -123,7 +97,7 @@ def test_eps_outside_the_open_unit_interval(eps):
     with pytest.raises(ValueError, match=r"eps"):
         mt_bkb_accuracy(eps, 0.1, 100)
     with pytest.raises(ValueError, match=r"eps"):
-        bkb_width(1.0, 3, 1.0, 0.1, 0.1, eps, 0.1, 1.0)
+        sketch_distortion(eps)
 
 
 def test_bad_input():
@@ -136,13 +110,52 @@ def test_bad_input():
         mt_bkb_width(object(), 1.0, 0.1, 0.1, 0.5)
     with pytest.raises(ValueError, match="horizon"):
         mt_bkb_accuracy(0.5, 0.1, 0)
-    with pytest.raises(ValueError, match="variance_sum"):
-        bkb_width(-1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 1.0)
-    with pytest.raises(ValueError, match="regularization"):
-        bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.0, 1.0)
-    with pytest.raises(ValueError, match="kernel_bound"):
-        bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 0.0)
-    with pytest.raises(ValueError, match="round_index"):
-        gp_ucb_width(0, 10, 0.1)
-    with pytest.raises(ValueError, match="domain_size"):
-        gp_ucb_width(1, 0, 0.1)
+
+
+# ------------------------------------------------------------------ MT-KB
+@pytest.mark.parametrize("kind", ("full", "indexed"))
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("b, sigma, delta", [(1.0, 0.1, 0.1), (0.0, 2.0, 0.01), (3.0, 0.0, 0.5)])
+def test_mt_kb_width_matches_theorem_2(name, kind, b, sigma, delta, dtype):
+    case = build_case(name, dtype, task_indexed=kind == "indexed")
+    model = case.build()
+    width = mt_kb_width(model, rkhs_norm_bound=b, noise_std=sigma, delta=delta)
+    assert width.shape == ()
+    expected = case.oracle.mt_kb_width(
+        _np(case.train_X), _np(case.train_Y), b, sigma, delta, case.tasks_numpy()
+    )
+    np.testing.assert_allclose(float(width), expected, **tolerances(dtype))
+
+
+def test_mt_kb_width_without_data_and_growth():
+    """t = 0: b + sigma / sqrt(eta) sqrt(2 log(1/delta)); the width grows with data."""
+    case = build_case("icm", torch.float64, num_rows=6)
+    b, sigma, delta = 0.7, 0.3, 0.05
+    prior = case.build(X=case.train_X[:0], Y=case.train_Y[:0])
+    expected = b + sigma / math.sqrt(0.1) * math.sqrt(2 * math.log(1 / delta))
+    assert float(mt_kb_width(prior, b, sigma, delta)) == pytest.approx(expected, rel=1e-12)
+    widths = []
+    for t in range(1, 7):
+        prior.append_observations(case.train_X[t - 1 : t], case.train_Y[t - 1 : t])
+        widths.append(float(mt_kb_width(prior, b, sigma, delta)))
+        oracle = case.oracle.mt_kb_width(
+            _np(case.train_X[:t]), _np(case.train_Y[:t]), b, sigma, delta
+        )
+        assert widths[-1] == pytest.approx(oracle, rel=1e-9)
+    assert all(w2 > w1 for w1, w2 in zip(widths, widths[1:]))
+
+
+def test_mt_kb_width_bad_input():
+    model = build_case("icm", torch.float64).build()
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\)"):
+        mt_kb_width(model, 1.0, 0.1, 0.0)
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\)"):
+        mt_kb_width(model, 1.0, 0.1, 1.0)
+    with pytest.raises(ValueError, match="rkhs_norm_bound must be >= 0"):
+        mt_kb_width(model, -1.0, 0.1, 0.1)
+    with pytest.raises(ValueError, match="noise_std must be >= 0"):
+        mt_kb_width(model, 1.0, -0.1, 0.1)
+    with pytest.raises(ValueError, match="noise_std must be finite"):
+        mt_kb_width(model, 1.0, float("inf"), 0.1)
+    with pytest.raises(TypeError, match="model must provide information_gain"):
+        mt_kb_width(object(), 1.0, 0.1, 0.1)

@@ -1,5 +1,7 @@
-"""IGP-UCB and AY-GP-UCB widths (paper 002, Appendix C.2) and Theorem 6.3: the analytic
-martingale-mixture bound with the mapped parameters is strictly below both."""
+"""Single-task baselines: IGP-UCB and AY-GP-UCB widths (paper 002, Appendix C.2) and
+Theorem 6.3 (the analytic martingale-mixture bound with the mapped parameters is strictly
+below both); BKB (Calandriello et al. 2019, Theorem 1), GP-UCB (Srinivas et al. 2010,
+Theorem 1) and Dragonfly's MOBO radius against the formulas written out with ``math``."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from gpytorch.kernels import MaternKernel, RBFKernel
 from botorch_mtucb.confidence import (
     MartingaleMixtureBound,
     ay_gp_ucb_width,
+    bkb_width,
+    dragonfly_ucb_width,
+    gp_ucb_width,
     igp_ucb_width,
     information_gain,
 )
@@ -110,3 +115,47 @@ def test_bad_input():
         igp_ucb_width(1.0, 10, B, SIGMA, DELTA, 0.0)
     with pytest.raises(ValueError, match="information_gain"):
         igp_ucb_width(float("nan"), 10, B, SIGMA, DELTA, 0.1)
+
+
+def test_bkb_width_is_calandriello_theorem_1():
+    F, xi, delta, eps, lam, kappa2 = 2.0, 0.1, 0.1, 0.5, 0.1, 1.5
+    alpha = (1 + eps) / (1 - eps)
+    for t, variance_sum in ((0, 0.0), (1, 0.8), (50, 7.5)):
+        log_factor = max(math.log(kappa2 * t), 0.0) if t else 0.0
+        beta = 2 * xi * math.sqrt(alpha * log_factor * variance_sum + math.log(1 / delta))
+        beta += (1 + 1 / math.sqrt(1 - eps)) * math.sqrt(lam) * F
+        got = bkb_width(variance_sum, t, F, xi, delta, eps, lam, kappa2)
+        assert float(got) == pytest.approx(beta / math.sqrt(lam), rel=1e-12)
+    # kappa^2 t < 1: the log factor is clipped at 0 (the width stays well defined)
+    small = bkb_width(3.0, 2, F, xi, delta, eps, lam, 0.1)
+    assert float(small) == pytest.approx(float(bkb_width(0.0, 0, F, xi, delta, eps, lam, 0.1)))
+    # per-task values in one call, and the width grows with the variance sum
+    several = bkb_width(torch.tensor([0.5, 2.0]), 30, F, xi, delta, eps, lam, kappa2)
+    assert several.shape == (2,) and several[1] > several[0]
+
+
+def test_gp_ucb_and_dragonfly_widths():
+    for t, size, delta in ((1, 101, 0.1), (200, 225, 0.01)):
+        expected = math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * delta)))
+        assert gp_ucb_width(t, size, delta) == pytest.approx(expected, rel=1e-15)
+    assert dragonfly_ucb_width(10, 2) == pytest.approx(math.sqrt(0.4 * math.log(41)), rel=1e-15)
+    assert gp_ucb_width(5, 101, 0.1) > gp_ucb_width(4, 101, 0.1)
+
+
+@pytest.mark.parametrize("eps", (0.0, 1.0, -0.2, 1.5, float("nan")))
+def test_bkb_eps_outside_the_open_unit_interval(eps):
+    with pytest.raises(ValueError, match=r"eps"):
+        bkb_width(1.0, 3, 1.0, 0.1, 0.1, eps, 0.1, 1.0)
+
+
+def test_bkb_and_gp_ucb_bad_input():
+    with pytest.raises(ValueError, match="variance_sum"):
+        bkb_width(-1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 1.0)
+    with pytest.raises(ValueError, match="regularization"):
+        bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.0, 1.0)
+    with pytest.raises(ValueError, match="kernel_bound"):
+        bkb_width(1.0, 3, 1.0, 0.1, 0.1, 0.5, 0.1, 0.0)
+    with pytest.raises(ValueError, match="round_index"):
+        gp_ucb_width(0, 10, 0.1)
+    with pytest.raises(ValueError, match="domain_size"):
+        gp_ucb_width(1, 0, 0.1)

@@ -7,7 +7,8 @@ import pytest
 
 from botorch_mtucb.experiments import cli
 from botorch_mtucb.experiments.paper000 import experiments as paper000
-from botorch_mtucb.experiments.paper000.experiments import Setting
+from botorch_mtucb.experiments.paper000.scalarized import Setting
+from botorch_mtucb.experiments.report import check_summary
 
 
 @pytest.fixture
@@ -41,9 +42,11 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     printed = capsys.readouterr().out
     assert "MT-KB" in printed and "IT-KB" in printed
     summary = json.loads((output / "summary.json").read_text())
+    check_summary(summary)
     assert summary["experiment"] == "sensor-main"
-    assert summary["horizon"] == 6 and summary["repetitions"] == 2
-    assert set(summary["methods"]) == {"MT-KB", "IT-KB"}
+    assert summary["settings"]["horizon"] == 6 and summary["settings"]["repetitions"] == 2
+    methods = summary["problems"]["sensor"]["methods"]
+    assert set(methods) == {"MT-KB", "IT-KB"}
     keys = {
         "cumulative_regret_mean",
         "cumulative_regret_std",
@@ -51,7 +54,7 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
         "bayes_regret_std",
         "seconds_per_step",
     }
-    for entry in summary["methods"].values():
+    for entry in methods.values():
         assert keys <= set(entry)
         assert entry["cumulative_regret_mean"] >= 0 and entry["seconds_per_step"] > 0
     with (output / "curves.csv").open() as handle:
@@ -60,7 +63,7 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     # The CSV's last cumulative regret equals the summary's mean.
     last = [r for r in rows if r["method"] == "MT-KB" and r["t"] == "6"][0]
     assert float(last["cumulative_regret_mean"]) == pytest.approx(
-        summary["methods"]["MT-KB"]["cumulative_regret_mean"], rel=1e-8
+        methods["MT-KB"]["cumulative_regret_mean"], rel=1e-8
     )
     assert (output / "average_cumulative_regret.png").stat().st_size > 1000
     assert (output / "bayes_regret.png").stat().st_size > 1000
@@ -77,10 +80,10 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:-2]) + '\n{"t": 5, "x": [0.1')
     assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
-    again = json.loads((output / "summary.json").read_text())
+    again = json.loads((output / "summary.json").read_text())["problems"]["sensor"]["methods"]
     for method in ("MT-KB", "IT-KB"):
         for key in ("cumulative_regret_mean", "bayes_regret_mean"):
-            assert again["methods"][method][key] == pytest.approx(summary["methods"][method][key])
+            assert again[method][key] == pytest.approx(methods[method][key])
 
 
 def test_output_must_be_a_directory(tmp_path, capsys):

@@ -9,12 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from botorch_mtucb.experiments.paper000.experiments import (
-    METHOD_BUILDERS,
-    SIMILARITY_OMEGAS,
-    similarity_problem,
-)
+from botorch_mtucb.experiments.paper000.experiments import SIMILARITY_OMEGAS
+from botorch_mtucb.experiments.paper000.methods import METHOD_BUILDERS
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
+from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.problems import similarity_problem
 
 TINY = {"horizon": 3, "repetitions": 1}
 FIVE = ["MT-KB", "MT-BKB", "IT-KB", "IT-BKB", "MOBO"]
@@ -28,13 +27,25 @@ ENTRY_KEYS = {
 SKETCHED = {"MT-BKB", "IT-BKB"}
 
 
-def _check_methods(summary, names):
-    assert list(summary["methods"]) == names
-    for name, entry in summary["methods"].items():
+LABELS = {
+    "000-rkhs-2": "rkhs-2",
+    "000-rkhs-20": "rkhs-20",
+    "000-sine": "sine",
+    "000-branin": "branin",
+    "000-sensor": "sensor",
+}
+
+
+def _check_methods(summary, label, names):
+    """The one schema, then problem ``label``'s methods: ``names``, with their keys."""
+    check_summary(summary)
+    methods = summary["problems"][label]["methods"]
+    assert list(methods) == names
+    for name, entry in methods.items():
         assert ENTRY_KEYS <= set(entry), name
         assert entry["cumulative_regret_mean"] >= 0 and entry["bayes_regret_mean"] >= 0
         if name in SKETCHED:
-            assert 1 <= entry["final_dictionary_size"] <= summary["horizon"]
+            assert 1 <= entry["final_dictionary_size"] <= summary["settings"]["horizon"]
         else:
             assert "final_dictionary_size" not in entry
 
@@ -58,11 +69,12 @@ def test_method_names_and_registry():
 )
 def test_figure_1_experiments(tmp_path, name):
     summary = run_experiment(name, tmp_path, progress=False, **TINY)
-    assert summary["experiment"] == name and summary["horizon"] == 3
-    assert summary["scalarization"] == "chebyshev"
-    _check_methods(summary, FIVE)
+    assert summary["experiment"] == name and summary["settings"]["horizon"] == 3
+    assert summary["settings"]["scalarization"] == "chebyshev"
+    assert list(summary["problems"]) == [LABELS[name]]
+    _check_methods(summary, LABELS[name], FIVE)
     stored = json.loads((tmp_path / "summary.json").read_text())
-    assert stored["methods"].keys() == summary["methods"].keys()
+    assert stored == summary
     _check_curves(tmp_path / "curves.csv", FIVE, 3)
     for png in ("average_cumulative_regret.png", "bayes_regret.png"):
         assert (tmp_path / png).stat().st_size > 1000
@@ -70,7 +82,7 @@ def test_figure_1_experiments(tmp_path, name):
 
 def test_main_job_runs_mt_kb_and_it_kb_only(tmp_path):
     summary = run_experiment("sensor-main", tmp_path, progress=False, **TINY)
-    _check_methods(summary, ["MT-KB", "IT-KB"])
+    _check_methods(summary, "sensor", ["MT-KB", "IT-KB"])
 
 
 @pytest.mark.parametrize(
@@ -78,14 +90,18 @@ def test_main_job_runs_mt_kb_and_it_kb_only(tmp_path):
 )
 def test_two_panel_experiments(tmp_path, name, scalarization):
     summary = run_experiment(name, tmp_path, progress=False, **TINY)
-    assert summary["experiment"] == name and summary["scalarization"] == scalarization
-    assert list(summary["panels"]) == ["rkhs-2", "sine"]
-    for panel, panel_summary in summary["panels"].items():
-        _check_methods(panel_summary, FIVE)
-        assert panel_summary["scalarization"] == scalarization
-        assert (tmp_path / panel / "summary.json").exists()
+    assert summary["experiment"] == name
+    assert summary["settings"]["scalarization"] == scalarization
+    assert list(summary["problems"]) == ["rkhs-2", "sine"]
+    for panel in summary["problems"]:
+        _check_methods(summary, panel, FIVE)
+        # each panel also has a summary of its own, in the same schema
+        panel_summary = json.loads((tmp_path / panel / "summary.json").read_text())
+        _check_methods(panel_summary, panel, FIVE)
+        assert panel_summary["settings"]["scalarization"] == scalarization
+        assert panel_summary["problems"][panel] == summary["problems"][panel]
     stored = json.loads((tmp_path / "summary.json").read_text())
-    assert list(stored["panels"]) == ["rkhs-2", "sine"]
+    assert list(stored["problems"]) == ["rkhs-2", "sine"]
     with (tmp_path / "curves.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert [row["panel"] for row in rows] == ["rkhs-2"] * 15 + ["sine"] * 15
@@ -96,8 +112,8 @@ def test_two_panel_experiments(tmp_path, name, scalarization):
 def test_similarity_experiment(tmp_path):
     summary = run_experiment("000-similarity", tmp_path, progress=False, **TINY)
     names = [f"MT-KB (omega={w:g})" for w in SIMILARITY_OMEGAS]
-    _check_methods(summary, names)
-    assert summary["omegas"] == list(SIMILARITY_OMEGAS)
+    _check_methods(summary, "similarity", names)
+    assert summary["problems"]["similarity"]["omegas"] == list(SIMILARITY_OMEGAS)
     _check_curves(tmp_path / "curves.csv", names, 3)
     for png in ("average_cumulative_regret.png", "regret_against_omega.png"):
         assert (tmp_path / png).stat().st_size > 1000

@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from botorch_mtucb.experiments.paper001.experiments import ACTIVE_METHODS, ONLINE_METHODS
+from botorch_mtucb.experiments.paper001.methods import ACTIVE_METHODS, ONLINE_METHODS
 from botorch_mtucb.experiments.registry import run_experiment
+from botorch_mtucb.experiments.report import check_summary
 from botorch_mtucb.problems.mhc import default_mhc_path
 
 TINY = {"horizon": 4, "repetitions": 1, "b_grid": (0.1, 1.0)}
@@ -38,20 +39,22 @@ def test_mhc_experiments(tmp_path, kind, methods, use_data):
     if use_data:
         options["data"] = str(_three_allele_file(tmp_path))
     summary = run_experiment(f"001-mhc-{kind}", tmp_path / "out", progress=False, **options)
-    assert list(summary["methods"]) == list(methods)
-    assert summary["num_tasks"] == (3 if use_data else 5)
-    assert summary["b"] in (0.1, 1.0) and set(summary["b_sweep"]) == {"0.1", "1"}
+    check_summary(summary)
+    (problem,) = summary["problems"].values()
+    assert list(problem["methods"]) == list(methods)
+    assert problem["num_tasks"] == (3 if use_data else 5)
+    assert problem["b"] in (0.1, 1.0) and set(problem["b_sweep"]) == {"0.1", "1"}
     assert (
-        summary["methods"]["MT-UCB" if kind == "online" else "MT-AL"]["cumulative_regret_mean"] >= 0
+        problem["methods"]["MT-UCB" if kind == "online" else "MT-AL"]["cumulative_regret_mean"] >= 0
     )
     stored = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert stored["methods"].keys() == summary["methods"].keys()
+    assert stored == summary
     assert (tmp_path / "out" / "curves.csv").exists()
     assert (tmp_path / "out" / "cumulative_regret.png").exists()
     if kind == "online":  # MT-UCB's result is the b sweep's run at the chosen b
-        chosen = summary["b_sweep"][f"{summary['b']:g}"]
-        assert chosen == pytest.approx(summary["methods"]["MT-UCB"]["cumulative_regret_mean"])
-        assert chosen == min(summary["b_sweep"].values())
+        chosen = problem["b_sweep"][f"{problem['b']:g}"]
+        assert chosen == pytest.approx(problem["methods"]["MT-UCB"]["cumulative_regret_mean"])
+        assert chosen == min(problem["b_sweep"].values())
 
 
 def test_synthetic_experiments(tmp_path):
@@ -63,25 +66,25 @@ def test_synthetic_experiments(tmp_path):
             configurations=[(3, 0.2)],
             **TINY,
         )
-        (configuration,) = summary["configurations"]
+        check_summary(summary)
+        (configuration,) = summary["problems"].values()
         assert configuration["num_tasks"] == 3 and configuration["horizon"] == 4
         assert list(configuration["methods"]) == list(methods)
 
 
 def test_widths_experiment(tmp_path):
     summary = run_experiment("001-widths", tmp_path, progress=False)
-    assert summary["new_below_naive_everywhere"]
+    check_summary(summary)
+    assert list(summary["problems"]) == ["noise_free", "unit_noise"]
+    assert all(p["new_below_naive_everywhere"] for p in summary["problems"].values())
     # Figure 2: the new width is sqrt(N) smaller than the naive one at both ends.
-    assert summary["noise_free_ratio_naive_over_new_at_b_min"] == pytest.approx(
-        math.sqrt(20), rel=0.02
-    )
-    assert summary["noise_free_ratio_naive_over_new_at_b_max"] == pytest.approx(
-        math.sqrt(20), rel=0.05
-    )
+    free = summary["problems"]["noise_free"]
+    assert free["ratio_naive_over_new_at_b_min"] == pytest.approx(math.sqrt(20), rel=0.02)
+    assert free["ratio_naive_over_new_at_b_max"] == pytest.approx(math.sqrt(20), rel=0.05)
 
 
 def test_bad_options(tmp_path):
-    with pytest.raises(ValueError, match="unknown option"):
+    with pytest.raises(ValueError, match="takes no option"):
         run_experiment("001-mhc-online", tmp_path, progress=False, horizon=2, bogus=1)
     bad = tmp_path / "bad.npz"
     np.savez(bad, features=np.zeros((2, 3)), task=np.array([0, 0]), alleles=np.array(["a"]))

@@ -8,7 +8,8 @@ import torch
 from gpytorch.kernels import LinearKernel, RBFKernel
 
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
-from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior, find_arm
+from botorch_mtucb.models import TaskArmPosterior
+from botorch_mtucb.utils.domains import find_arm
 
 
 def _kernel(kind, dtype):
@@ -97,3 +98,32 @@ def test_find_arm_and_bad_input():
         posterior.update(0, 5, 1.0)
     with pytest.raises(ValueError, match="task must lie"):
         posterior.mean(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+def test_factor_is_the_dense_cholesky_of_the_observations(dtype, kind):
+    # The posterior's GrowingCholesky, grown one row per update (past the buffer's
+    # first growth), is chol(K_t + lambda I) of the observed (task, arm) pairs.
+    torch.manual_seed(2)
+    N, lam = 2, 0.5
+    arms = [torch.randn(12, 3, dtype=dtype), torch.randn(9, 3, dtype=dtype)]
+    kernel = _kernel(kind, dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, 0.5).covar_matrix.detach().to(dtype)
+    posterior = TaskArmPosterior(arms, kernel, Kt, lam)
+    capacity = posterior._factor.capacity
+    plan = [(s % N, int(torch.randint(arms[s % N].shape[0], (1,)))) for s in range(capacity + 8)]
+    for task, arm in plan:
+        posterior.update(task, arm, float(torch.randn(())))
+    assert posterior._factor.capacity > capacity and posterior._rows.shape[0] >= len(plan)
+    X = torch.stack([arms[task][arm] for task, arm in plan]).double()
+    tasks = [task for task, _ in plan]
+    with torch.no_grad():
+        K = Kt.double()[tasks][:, tasks] * kernel.double()(X, X).to_dense()
+    expected = np.linalg.cholesky((K + lam * torch.eye(len(plan), dtype=torch.float64)).numpy())
+    tol = 1e-3 if dtype == torch.float32 else 1e-10
+    factor = posterior._factor.factor
+    assert factor.dtype == dtype and factor.shape == (len(plan), len(plan))
+    np.testing.assert_allclose(factor.double().numpy(), expected, rtol=tol, atol=tol)
+    sample = posterior.sample(0, torch.Generator().manual_seed(0))
+    assert sample.shape == (12,) and sample.dtype == dtype and torch.isfinite(sample).all()

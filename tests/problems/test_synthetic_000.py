@@ -84,6 +84,36 @@ def test_shifted_branin_tasks(continuous):
     assert branin(np.pi, 2.275) == pytest.approx(0.397887, abs=1e-6)
 
 
+@pytest.mark.parametrize("continuous", [False, True])
+def test_shifted_branin_equals_the_closed_form_on_every_point(continuous):
+    # BoTorch's Branin (the problem's source) against the closed form, to 1e-12, on
+    # the regret points, the domain's corners (where the shifted tasks leave the
+    # Branin box) and the normalization grid; and the derived norm bound and
+    # reference point.
+    problem = shifted_branin_problem(continuous=continuous)
+    corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    grid = np.stack(np.meshgrid(np.linspace(0, 1, 100), np.linspace(0, 1, 100)), -1).reshape(-1, 2)
+    raw = branin(-5 + 15 * grid[:, 0], 15 * grid[:, 1])
+    shifts = np.zeros((9, 2))
+    for i in range(1, 10):
+        shifts[i - 1, (i - 1) % 2] = i / 100
+
+    def closed_form(u):
+        v = u[:, None, :] - shifts  # P x n x 2
+        return (raw.max() - branin(-5 + 15 * v[..., 0], 15 * v[..., 1])) / (raw.max() - raw.min())
+
+    for points in (problem.regret_points.numpy(), corners, grid):
+        values = problem.objective(torch.tensor(points)).numpy()
+        np.testing.assert_allclose(values, closed_form(points), rtol=1e-12, atol=1e-12)
+    expected = closed_form(problem.regret_points.numpy())
+    kappa = np.linalg.eigvalsh(problem.task_covariance.numpy()).max()
+    bound = np.linalg.norm(expected, axis=-1).max() / kappa
+    assert problem.rkhs_norm_bound == pytest.approx(bound, rel=1e-12)
+    np.testing.assert_allclose(
+        problem.reference_point.numpy(), closed_form(grid).min(0), atol=1e-12
+    )
+
+
 def test_observations_add_gaussian_noise_with_the_stated_level():
     problem = rkhs_problem(2, seed=0)
     x = problem.domain.points[10]

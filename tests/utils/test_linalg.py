@@ -66,3 +66,54 @@ def test_empty_start_and_explicit_capacity():
     assert factor.size == 0 and factor.half_log_det() == 0
     factor.append(A[:0, :6], A)
     np.testing.assert_allclose(factor.factor.numpy(), np.linalg.cholesky(A.numpy()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 1e-4)])
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)], ids=str)
+def test_known_factor_rows_equal_a_factorization_from_scratch(dtype, tol, batch):
+    # Rows [W, L_S] taken from a dense float64 factor and written one block at a time
+    # (through the first growth of the buffer) rebuild that factor exactly.
+    A = random_spd(50, batch, seed=3)
+    L = torch.linalg.cholesky(A)
+    factor = GrowingCholesky(A[..., :4, :4].to(dtype), capacity=5)
+    start = 4
+    for size in (1, 3, 1, 20, 21):
+        stop = start + size
+        rows = L[..., start:stop, :stop].to(dtype)
+        factor.append_factor_rows(rows[..., :start], rows[..., start:])
+        start = stop
+        assert factor.size == stop and factor.capacity >= stop
+    assert factor.factor.dtype == dtype and factor.factor.shape == (*batch, 50, 50)
+    np.testing.assert_allclose(factor.factor.double().numpy(), L.numpy(), rtol=tol, atol=tol)
+    rhs = torch.randn(*batch, 50, 2, dtype=torch.float64)
+    np.testing.assert_allclose(
+        factor.solve(rhs.to(dtype)).double().numpy(),
+        torch.linalg.solve_triangular(L, rhs, upper=False).numpy(),
+        rtol=100 * tol,
+        atol=100 * tol,
+    )
+
+
+def test_append_is_append_factor_rows_with_the_schur_complement():
+    A = random_spd(12, (2,), seed=4)
+    grown, written = GrowingCholesky(A[..., :5, :5]), GrowingCholesky(A[..., :5, :5])
+    lower_left = written.solve(A[..., :5, 5:]).transpose(-1, -2)
+    grown.append(A[..., :5, 5:], A[..., 5:, 5:])
+    schur = A[..., 5:, 5:] - lower_left @ lower_left.transpose(-1, -2)
+    written.append_factor_rows(lower_left, torch.linalg.cholesky(schur))
+    np.testing.assert_allclose(written.factor.numpy(), grown.factor.numpy(), rtol=1e-12)
+
+
+def test_append_factor_rows_checks_shapes_and_grows_geometrically():
+    factor = GrowingCholesky(torch.eye(3, dtype=torch.float64), capacity=4)
+    with pytest.raises(ValueError, match="lower_left must be"):
+        factor.append_factor_rows(torch.zeros(1, 2), torch.ones(1, 1))
+    with pytest.raises(ValueError, match="lower_left must be"):
+        factor.append_factor_rows(torch.zeros(2, 3), torch.ones(1, 1))
+    factor.append_factor_rows(torch.zeros(1, 3), torch.ones(1, 1))
+    assert factor.capacity == 4
+    factor.append_factor_rows(torch.zeros(1, 4), torch.ones(1, 1))
+    assert factor.capacity == 5  # max(5, ceil(1.25 * 4))
+    factor.append_factor_rows(torch.zeros(1, 5), torch.ones(1, 1))
+    assert factor.capacity == 7  # ceil(1.25 * 5)
+    assert torch.equal(factor.factor, torch.eye(6, dtype=torch.float64))

@@ -25,10 +25,18 @@ SCALARIZATIONS = ("chebyshev", "linear")
 
 
 class VectorObjective(Protocol):
-    """What ``ScalarizedEnvironment`` needs from a problem."""
+    """What ``ScalarizedEnvironment`` needs from a problem.
+
 
     num_tasks: int
     reference_point: Tensor  # n
+
+    Example:
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)  # a MultiTaskProblem is a VectorObjective
+        >>> problem.objective(problem.regret_points).shape
+        torch.Size([101, 2])
+    """
 
     def objective(self, X: Tensor) -> Tensor:
         """Noise-free ``f(X)``: ``... x d`` -> ``... x n``."""
@@ -55,6 +63,16 @@ class ScalarizedEnvironment:
 
     Raises:
         ValueError: For an unknown scalarization or ``num_bayes_weights < 1``.
+
+    Example:
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> environment = ScalarizedEnvironment(problem, "chebyshev")
+        >>> context = environment.context(1, torch.Generator().manual_seed(0))
+        >>> context["weights"].shape
+        torch.Size([2])
+        >>> environment.regret(problem.domain.points[0], context) >= 0.0
+        True
     """
 
     def __init__(

@@ -9,21 +9,32 @@ Source: paper 001 (Sessa et al. 2023).
 * Active learning (Section 4): the learner recommends ``x_t^i`` for every task and
   queries one task ``i_t``; the regret is
   ``(1 / N) sum_i [max_x f(i, x) - f(i, x_t^i)]``. The context is empty and the policy
-  returns the *active-learning action* ``[i_t, x_t^1, ..., x_t^N]`` (``1 + N d``; see
-  ``encode_active_action``), so that the runner records, and replays on resume,
-  everything the round decided.
+  returns an ``ActiveLearningAction(i_t, [x_t^1, ..., x_t^N])``, so that the runner
+  records, and replays on resume, everything the round decided.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 from torch import Tensor
 
+from botorch_mtucb.utils.checks import as_int
+
 
 class TaskIndexedProblem(Protocol):
-    """What the environments need from a problem (e.g. ``MultiTaskArmProblem``)."""
+    """What the environments need from a problem (e.g. ``MultiTaskArmProblem``).
+
+    Example:
+        >>> from botorch_mtucb.problems import MultiTaskArmProblem
+        >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
+        >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
+        >>> problem = MultiTaskArmProblem(arms, values, noise_std=0.1)
+        >>> problem.optimum(1), problem.objective(1, torch.tensor([1.0]))
+        (1.0, 0.0)
+    """
 
     num_tasks: int
     dim: int
@@ -38,45 +49,108 @@ class TaskIndexedProblem(Protocol):
         """A noisy observation of ``f(i, x)`` (one element)."""
 
 
-def encode_active_action(task: int, recommendations: Tensor) -> Tensor:
-    """``[task, x^1, ..., x^N]`` (``1 + N d``, float64) from ``N x d`` recommendations."""
-    if recommendations.dim() != 2:
-        raise ValueError(f"recommendations must be N x d, got {tuple(recommendations.shape)}")
-    if not 0 <= int(task) < recommendations.shape[0]:
-        raise ValueError(f"task must lie in [0, {recommendations.shape[0] - 1}], got {task}")
-    head = torch.tensor([float(task)], dtype=torch.float64)
-    return torch.cat([head, recommendations.detach().to(torch.float64).reshape(-1)])
+@dataclass(frozen=True, eq=False)
+class ActiveLearningAction:
+    r"""One round of multi-task active learning (paper 001, Section 4, Algorithm 2).
 
+    The learner recommends ``x_t^i`` for every task ``i`` (the rows of
+    ``recommendations``) and queries task ``i_t = task``: it observes
+    ``y_t = f(i_t, x_t^{i_t}) + xi_t`` and is charged the average regret of all
+    recommendations. ``recommendations`` is stored detached, as float64.
 
-def decode_active_action(action: Tensor, num_tasks: int) -> tuple[int, Tensor]:
-    """The queried task and the ``N x d`` recommendations of an active-learning action.
+    Attributes:
+        task: The queried task ``i_t`` in ``[0, N - 1]``.
+        recommendations: ``N x d`` recommendations ``x_t^1, ..., x_t^N``.
 
     Raises:
-        ValueError: If the length is not ``1 + N d`` or the task is out of range.
+        TypeError: If ``task`` is not an int.
+        ValueError: If ``recommendations`` is not ``N x d`` or ``task`` is outside
+            ``[0, N - 1]``.
+
+    Example:
+        >>> action = ActiveLearningAction(1, torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> action.query
+        tensor([2., 3.], dtype=torch.float64)
+        >>> action.to_json()
+        {'task': 1, 'recommendations': [[0.0, 1.0], [2.0, 3.0]]}
+        >>> ActiveLearningAction.from_json(action.to_json()) == action
+        True
     """
-    action = action.reshape(-1)
-    if (action.numel() - 1) % num_tasks != 0 or action.numel() < 1 + num_tasks:
-        raise ValueError(
-            f"an active-learning action has 1 + N d entries (N = {num_tasks}), got {action.numel()}"
-        )
-    task = int(action[0])
-    if float(action[0]) != task or not 0 <= task < num_tasks:
-        raise ValueError(
-            f"the queried task must be an int in [0, {num_tasks - 1}], got {action[0]}"
-        )
-    return task, action[1:].reshape(num_tasks, -1)
+
+    task: int
+    recommendations: Tensor
+
+    def __post_init__(self) -> None:
+        recommendations = torch.as_tensor(self.recommendations)
+        if recommendations.dim() != 2:
+            raise ValueError(
+                f"recommendations must be N x d, got shape {tuple(recommendations.shape)}"
+            )
+        num_tasks = recommendations.shape[0]
+        task = as_int(self.task, "task")
+        if not 0 <= task < num_tasks:
+            raise ValueError(f"the queried task must lie in [0, {num_tasks - 1}], got {task}")
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "recommendations", recommendations.detach().to(torch.float64))
+
+    @property
+    def num_tasks(self) -> int:
+        """``N``, the number of recommendations."""
+        return self.recommendations.shape[0]
+
+    @property
+    def query(self) -> Tensor:
+        """``x_t^{i_t}``, the point queried on task ``i_t`` (``d``)."""
+        return self.recommendations[self.task]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"task": i_t, "recommendations": [[x_t^1], ..., [x_t^N]]}``."""
+        return {"task": self.task, "recommendations": self.recommendations.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ActiveLearningAction:
+        """The action that ``to_json`` wrote (float64 recommendations, bit for bit).
+
+        Example:
+            >>> ActiveLearningAction.from_json({"task": 0, "recommendations": [[0.5]]}).query
+            tensor([0.5000], dtype=torch.float64)
+        """
+        return cls(int(data["task"]), torch.tensor(data["recommendations"], dtype=torch.float64))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ActiveLearningAction):
+            return NotImplemented
+        return self.task == other.task and torch.equal(self.recommendations, other.recommendations)
 
 
-class OnlineMultiTaskEnvironment:
-    """Online multi-task learning (paper 001, Section 3): nature reveals the task.
-
-    Args:
-        problem: A task-indexed problem (``MultiTaskArmProblem``).
-    """
+class _TaskIndexedEnvironment:
+    """The problem and its per-task optima ``max_x f(i, x)``."""
 
     def __init__(self, problem: TaskIndexedProblem) -> None:
         self.problem = problem
         self._optima = [problem.optimum(i) for i in range(problem.num_tasks)]
+
+    def _gap(self, task: int, x: Tensor) -> float:
+        """``max_x f(i, x) - f(i, x)``."""
+        return self._optima[task] - self.problem.objective(task, x.reshape(-1))
+
+
+class OnlineMultiTaskEnvironment(_TaskIndexedEnvironment):
+    """Online multi-task learning (paper 001, Section 3): nature reveals the task.
+
+    Actions are points ``x_t`` (``d`` tensors) played on the revealed task.
+
+    Args:
+        problem: A task-indexed problem (``MultiTaskArmProblem``).
+
+    Example:
+        >>> from botorch_mtucb.problems import MultiTaskArmProblem
+        >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
+        >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
+        >>> environment = OnlineMultiTaskEnvironment(MultiTaskArmProblem(arms, values, 0.1))
+        >>> environment.regret(torch.tensor([0.0]), {"task": 0})
+        1.0
+    """
 
     def context(self, t: int, generator: torch.Generator) -> dict[str, Any]:
         """``{"task": i_t}`` with ``i_t`` uniform over the tasks."""
@@ -89,37 +163,60 @@ class OnlineMultiTaskEnvironment:
 
     def regret(self, x: Tensor, context: dict[str, Any]) -> float:
         """``max_x f(i_t, x) - f(i_t, x_t)`` (eq. 6)."""
-        task = context["task"]
-        return self._optima[task] - self.problem.objective(task, x.reshape(-1))
+        return self._gap(context["task"], x)
 
 
-class ActiveMultiTaskEnvironment:
+class ActiveMultiTaskEnvironment(_TaskIndexedEnvironment):
     """Multi-task active learning (paper 001, Section 4): the learner picks the task.
 
-    Actions are ``encode_active_action(i_t, recommendations)``.
+    Actions are ``ActiveLearningAction`` s (the class attribute ``action_type``, with
+    which the runner rebuilds recorded rounds).
 
     Args:
         problem: A task-indexed problem (``MultiTaskArmProblem``).
+
+    Raises:
+        TypeError: (``observe``, ``regret``) If the action is not an
+            ``ActiveLearningAction``.
+        ValueError: (``observe``, ``regret``) If it does not hold one recommendation
+            per task.
+
+    Example:
+        >>> from botorch_mtucb.problems import MultiTaskArmProblem
+        >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
+        >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
+        >>> environment = ActiveMultiTaskEnvironment(MultiTaskArmProblem(arms, values, 0.1))
+        >>> action = ActiveLearningAction(0, torch.tensor([[1.0], [1.0]]))
+        >>> environment.regret(action, {})  # (0 + 1) / 2
+        0.5
     """
 
-    def __init__(self, problem: TaskIndexedProblem) -> None:
-        self.problem = problem
-        self._optima = [problem.optimum(i) for i in range(problem.num_tasks)]
+    action_type = ActiveLearningAction
 
     def context(self, t: int, generator: torch.Generator) -> dict[str, Any]:
         """No context: the learner chooses which task to query."""
         return {}
 
-    def observe(self, x: Tensor, context: dict[str, Any], generator: torch.Generator) -> Tensor:
+    def observe(
+        self, action: ActiveLearningAction, context: dict[str, Any], generator: torch.Generator
+    ) -> Tensor:
         """``y_t = f(i_t, x_t^{i_t}) + xi_t`` for the queried task."""
-        task, recommendations = decode_active_action(x, self.problem.num_tasks)
-        return self.problem.observe(task, recommendations[task], generator).reshape(-1)
+        self._check(action)
+        return self.problem.observe(action.task, action.query, generator).reshape(-1)
 
-    def regret(self, x: Tensor, context: dict[str, Any]) -> float:
+    def regret(self, action: ActiveLearningAction, context: dict[str, Any]) -> float:
         """``(1 / N) sum_i [max_x f(i, x) - f(i, x_t^i)]`` (Section 4)."""
-        _, recommendations = decode_active_action(x, self.problem.num_tasks)
-        gaps = [
-            self._optima[i] - self.problem.objective(i, recommendations[i])
-            for i in range(self.problem.num_tasks)
-        ]
+        self._check(action)
+        gaps = [self._gap(i, x) for i, x in enumerate(action.recommendations)]
         return sum(gaps) / len(gaps)
+
+    def _check(self, action: ActiveLearningAction) -> None:
+        if not isinstance(action, ActiveLearningAction):
+            raise TypeError(
+                f"actions of active learning are ActiveLearningAction, got {type(action).__name__}"
+            )
+        if action.num_tasks != self.problem.num_tasks:
+            raise ValueError(
+                f"the action holds {action.num_tasks} recommendations; the problem has "
+                f"{self.problem.num_tasks} tasks"
+            )

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB
 from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
-from botorch_mtucb.confidence.scalarized_widths import dragonfly_ucb_width, gp_ucb_width
+from botorch_mtucb.confidence.single_task_widths import dragonfly_ucb_width, gp_ucb_width
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.utils.checks import check_task_variances
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain
@@ -59,6 +59,19 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
     Raises:
         ValueError: For non-positive task variances, an unknown ``radius``, or a box
             domain without ``domain_size`` under the Srinivas radius.
+        TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> policy = RandomScalarizationUCB(problem.make_data_kernel(),
+        ...     torch.diagonal(problem.task_covariance), problem.domain)
+        >>> round(policy.width(), 4)  # sqrt(2 log(|X| t^2 pi^2 / (6 delta))), t = 1
+        3.8511
+        >>> records = run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
+        >>> policy.model.train_X.shape
+        torch.Size([3, 1])
     """
 
     acquisition_class = ScalarizedObjectiveUCB

@@ -22,7 +22,8 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
-from botorch_mtucb.confidence.scalarized_widths import bkb_width, mt_bkb_accuracy, mt_bkb_width
+from botorch_mtucb.confidence.scalarized_widths import mt_bkb_accuracy, mt_bkb_width
+from botorch_mtucb.confidence.single_task_widths import bkb_width
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
 from botorch_mtucb.utils.checks import check_eps, check_task_variances
@@ -64,6 +65,17 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     Raises:
         ValueError: For ``eps`` outside (0, 1), ``accuracy < 1``, or neither
             ``accuracy`` nor ``horizon``; otherwise as ``NystromVectorValuedGP``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> policy = MultiTaskBudgetedKernelizedBandit(problem.make_data_kernel(),
+        ...     problem.task_covariance, problem.domain, problem.rkhs_norm_bound,
+        ...     problem.noise_std, horizon=50)
+        >>> records = run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
+        >>> sorted(records[-1].diagnostics)
+        ['dictionary_size', 'log_det_sum', 'width']
     """
 
     def __init__(
@@ -148,6 +160,17 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     Raises:
         ValueError: For non-positive task variances, ``eps`` outside (0, 1),
             ``accuracy < 1`` or neither ``accuracy`` nor ``horizon``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> policy = IndependentTaskBudgetedKernelizedBandit(problem.make_data_kernel(),
+        ...     torch.diagonal(problem.task_covariance), problem.domain,
+        ...     problem.rkhs_norm_bound, problem.noise_std, horizon=50)
+        >>> records = run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
+        >>> policy.task_widths().shape
+        torch.Size([2])
     """
 
     def __init__(

@@ -43,6 +43,17 @@ class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
         regularization: The regularization ``eta > 0`` (paper 000 uses 0.1).
         delta: Confidence level in (0, 1) (paper 000 uses 0.1).
         name: Name used in results.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> policy = MultiTaskKernelizedBandit(problem.make_data_kernel(),
+        ...     problem.task_covariance, problem.domain, problem.rkhs_norm_bound,
+        ...     problem.noise_std)
+        >>> records = run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
+        >>> sorted(records[-1].diagnostics)
+        ['information_gain', 'width']
     """
 
     def __init__(
@@ -96,6 +107,24 @@ class IndependentTaskKernelizedBandit(ScalarizedUCBPolicy):
             unit-variance tasks.
         domain, rkhs_norm_bound, noise_std, delta: As for MT-KB.
         eta: IGP-UCB's ``eta > 0`` (paper 000 uses the same 0.1 for every method).
+        name: Name used in results.
+
+    Raises:
+        ValueError: For non-positive task variances.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> policy = IndependentTaskKernelizedBandit(problem.make_data_kernel(),
+        ...     torch.diagonal(problem.task_covariance), problem.domain,
+        ...     problem.rkhs_norm_bound, problem.noise_std)
+        >>> environment, generator = ScalarizedEnvironment(problem), torch.Generator()
+        >>> context = environment.context(1, generator)
+        >>> x = policy.select(context, generator)
+        >>> policy.update(x, environment.observe(x, context, generator), context, generator)
+        >>> policy.num_observations
+        1
     """
 
     def __init__(

@@ -22,7 +22,24 @@ from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisiti
 def empty_model(
     model_class: type, domain: Domain, data_kernel, task_covariance, regularization, **kwargs
 ):
-    """``model_class`` built on no data (the prior), on the domain's dtype and device."""
+    """``model_class`` built on no data (the prior), on the domain's dtype and device.
+
+    Args:
+        model_class: ``VectorValuedGP`` or ``NystromVectorValuedGP``.
+        domain: A ``FiniteDomain`` or ``BoxDomain`` (gives ``d``, dtype and device).
+        data_kernel, task_covariance: The multi-task kernel (as ``VectorValuedGP``).
+        regularization: ``eta > 0``.
+        **kwargs: Passed on to ``model_class`` (e.g. MT-BKB's ``accuracy``, ``seed``).
+
+    Example:
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> model = empty_model(VectorValuedGP, problem.domain, problem.make_data_kernel(),
+        ...                     problem.task_covariance, 0.1)
+        >>> model.train_X.shape, model.num_outputs
+        (torch.Size([0, 1]), 2)
+    """
     reference = domain.points if isinstance(domain, FiniteDomain) else domain.bounds
     num_tasks = SumOfSeparableKernels(data_kernel, task_covariance).num_tasks
     return model_class(
@@ -38,9 +55,28 @@ def empty_model(
 class ScalarizedUCBPolicy:
     """Base of paper 000's policies (``select`` / ``update`` / ``diagnostics``).
 
-    Subclasses set ``name``, ``domain`` and ``model`` and implement ``width()``; the
-    round's scalarization comes from the context key ``"_scalarization"``
-    (``ScalarizedEnvironment``).
+    Subclasses set ``name``, ``domain``, ``model`` and ``_width`` and implement
+    ``width()``; the round's scalarization comes from the context key
+    ``"_scalarization"`` (``ScalarizedEnvironment``). ``acquisition_class`` is
+    ``ScalarizedMultiTaskUCB`` (paper 000, eq. (2)) unless a subclass says otherwise.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> class FixedWidthUCB(ScalarizedUCBPolicy):
+        ...     def __init__(self, problem, width):
+        ...         self.name, self.domain, self.fixed = "fixed-width", problem.domain, width
+        ...         self.model = empty_model(VectorValuedGP, problem.domain,
+        ...             problem.make_data_kernel(), problem.task_covariance, 0.1)
+        ...         self._width = self.width()
+        ...     def width(self):
+        ...         return self.fixed
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> records = run_policy(FixedWidthUCB(problem, 2.0), ScalarizedEnvironment(problem),
+        ...                      horizon=3, seed=0)
+        >>> records[-1].diagnostics
+        {'width': 2.0}
     """
 
     name: str

@@ -5,8 +5,8 @@ Source: paper 001 (Sessa et al. 2023), Section 4 (Algorithm 2, Theorem 4), Secti
 
 Every method keeps the agnostic multi-task regression of Section 2 and, each round,
 recommends ``x_t^i`` for every task ``i``, then queries one task ``i_t``; ``select``
-returns the active-learning action ``encode_active_action(i_t, [x_t^1, ..., x_t^N])``
-(see ``botorch_mtucb.bandits.environments.task_indexed``). They differ in the task rule:
+returns the ``ActiveLearningAction(i_t, [x_t^1, ..., x_t^N])`` (see
+``botorch_mtucb.bandits.environments.task_indexed``). They differ in the task rule:
 
 * MT-AL: ``x_t^i = argmax_x ucb_{t-1}(i, x)``, ``i_t = argmax_i beta^i sigma_{t-1}(i, x_t^i)``;
 * Uniform: the same recommendations, ``i_t`` uniformly at random;
@@ -20,80 +20,45 @@ returns the active-learning action ``encode_active_action(i_t, [x_t^1, ..., x_t^
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import torch
-from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.environments.task_indexed import (
-    decode_active_action,
-    encode_active_action,
-)
-from botorch_mtucb.bandits.task_indexed.regression import WIDTH_RULES, AgnosticMultiTaskRegression
-from botorch_mtucb.utils.checks import check_choice
-from botorch_mtucb.utils.domains import Domain
+from botorch_mtucb.bandits.environments.task_indexed import ActiveLearningAction
+from botorch_mtucb.bandits.task_indexed.policy import TaskIndexedUCBPolicy
 from botorch_mtucb.utils.random import argmax_random_ties
 
 
-class MultiTaskActiveLearning:
+class MultiTaskActiveLearning(TaskIndexedUCBPolicy):
     r"""MT-AL, Algorithm 2 of paper 001: query the task whose recommendation is the most
     uncertain, ``i_t = argmax_i beta_{t-1} sigma_{t-1}(i, x_t^i)``.
 
     The widths are uniform over tasks (one ``B`` and ``epsilon``), so ``beta^i`` is the
-    same for every task. Ties go to the smallest task index.
+    same for every task. Exact ties are broken uniformly at random.
 
     Args:
-        domains: One ``FiniteDomain`` / ``BoxDomain`` per task (or one shared domain
-            with ``num_tasks``).
-        data_kernel: The input kernel ``k_X`` (fixed).
-        b: Kernel parameter ``b >= 0``.
-        rkhs_norm_bound: ``B``.
-        task_deviation: ``epsilon`` in ``[0, 2]``.
-        delta: Confidence level in ``(0, 1)``.
-        noise_std: Sub-Gaussian noise level assumed by the widths.
-        regularization: ``lambda``; default ``(N + b) / (N + bN)``.
-        width_rule: Width rule (``"new"`` or ``"naive"``, ...; see ``MultiTaskUCB``).
-        num_tasks: Needed only with a single shared domain.
-        name: Name used in results.
+        domains, data_kernel, b, rkhs_norm_bound, task_deviation, delta, noise_std,
+        regularization, width_rule, num_tasks: See ``TaskIndexedUCBPolicy``.
+        name: Name used in results (default: the class's ``default_name``).
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> policy = MultiTaskActiveLearning(arms, LinearKernel().double(), b=1.0,
+        ...                                  rkhs_norm_bound=1.0, task_deviation=0.5,
+        ...                                  num_tasks=2)
+        >>> action = policy.select({}, torch.Generator().manual_seed(0))
+        >>> action.recommendations.shape
+        torch.Size([2, 3])
+        >>> policy.update(action, torch.tensor([0.2]), {}, torch.Generator())
+        >>> policy.last_task == action.task
+        True
     """
 
     default_name = "MT-AL"
-
-    def __init__(
-        self,
-        domains: Domain | Sequence[Domain],
-        data_kernel: Kernel,
-        b: float,
-        rkhs_norm_bound: float,
-        task_deviation: float,
-        delta: float = 0.01,
-        noise_std: float = 1.0,
-        regularization: float | None = None,
-        width_rule: str = "new",
-        num_tasks: int | None = None,
-        name: str | None = None,
-    ) -> None:
-        self.name = name or self.default_name
-        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
-        self.regression = AgnosticMultiTaskRegression(
-            domains, data_kernel, b, regularization, num_tasks=num_tasks
-        )
-        self.num_tasks = self.regression.num_tasks
-        self.rkhs_norm_bound = rkhs_norm_bound
-        self.task_deviation = task_deviation
-        self.delta = delta
-        self.noise_std = noise_std
-        self._width = self.width()
-        self.last_task = -1
-
-    def width(self) -> float:
-        """``beta_t`` for the data seen so far (same for every task)."""
-        widths = self.regression.widths(
-            self.rkhs_norm_bound, self.task_deviation, self.delta, self.noise_std
-        )
-        return widths[self.width_rule]
+    last_task = -1  # the task queried last (-1 before the first round)
 
     def recommend(self, generator: torch.Generator) -> tuple[Tensor, list[float]]:
         """``x_t^i = argmax_x ucb_{t-1}(i, x)`` for every task (``N x d``) and the
@@ -116,20 +81,22 @@ class MultiTaskActiveLearning:
         ``generator`` (e.g. round 1, when every task has the prior's width)."""
         return argmax_random_ties(torch.tensor(scores, dtype=torch.float64), generator)
 
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """The action ``[i_t, x_t^1, ..., x_t^N]`` (``1 + N d``)."""
+    def select(self, context: dict[str, Any], generator: torch.Generator) -> ActiveLearningAction:
+        """The action: the queried task ``i_t`` and the recommendations ``x_t^1 .. x_t^N``."""
         recommendations, scores = self.recommend(generator)
         self.last_task = self.choose_task(scores, generator)
-        return encode_active_action(self.last_task, recommendations)
+        return ActiveLearningAction(self.last_task, recommendations)
 
     def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
+        self,
+        action: ActiveLearningAction,
+        y: Tensor,
+        context: dict[str, Any],
+        generator: torch.Generator,
     ) -> None:
         """Condition on ``y_t`` at ``(i_t, x_t^{i_t})`` and recompute the width."""
-        task, recommendations = decode_active_action(x, self.num_tasks)
-        self.last_task = task
-        self.regression.update(task, recommendations[task], y)
-        self._width = self.width()
+        self.last_task = action.task
+        self.observe(action.task, action.query, y)
 
     def diagnostics(self) -> dict[str, float]:
         """The queried task, the width and the information gains."""
@@ -142,7 +109,17 @@ class MultiTaskActiveLearning:
 
 class UniformTaskActiveLearning(MultiTaskActiveLearning):
     """Uniform (Section 5): MT-AL's recommendations, the queried task uniformly at random
-    (from the policy's generator)."""
+    (from the policy's generator).
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> policy = UniformTaskActiveLearning(arms, LinearKernel().double(), 1.0, 1.0, 0.5,
+        ...                                    num_tasks=2)
+        >>> policy.select({}, torch.Generator().manual_seed(0)).task in (0, 1)
+        True
+    """
 
     default_name = "Uniform"
 
@@ -156,7 +133,16 @@ class UniformTaskActiveLearning(MultiTaskActiveLearning):
 
 class AELSVI(MultiTaskActiveLearning):
     r"""AE-LSVI (paper 001, Appendix C.3): query
-    ``argmax_i ucb_{t-1}(i, x_t^i) - max_x lcb_{t-1}(i, x)``."""
+    ``argmax_i ucb_{t-1}(i, x_t^i) - max_x lcb_{t-1}(i, x)``.
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> policy = AELSVI(arms, LinearKernel().double(), 1.0, 1.0, 0.5, num_tasks=2)
+        >>> policy.name, policy.select({}, torch.Generator().manual_seed(0)).num_tasks
+        ('AE-LSVI', 2)
+    """
 
     default_name = "AE-LSVI"
 
@@ -173,6 +159,20 @@ class MultiTaskThompsonSampling(MultiTaskActiveLearning):
     ``max_x g_i(x) - max_{x in Q_i} g_i(x)`` over the points ``Q_i`` already queried on
     task ``i`` (``+inf`` while ``Q_i`` is empty). Needs finite domains. The width
     arguments are unused (kept for a uniform signature).
+
+    Raises:
+        TypeError: If the domains are not finite.
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> policy = MultiTaskThompsonSampling(arms, LinearKernel().double(), 1.0, 1.0, 0.5,
+        ...                                    num_tasks=2)
+        >>> action = policy.select({}, torch.Generator().manual_seed(0))
+        >>> policy.update(action, torch.tensor([0.1]), {}, torch.Generator())
+        >>> policy.select({}, torch.Generator().manual_seed(1)).task == 1 - action.task
+        True
     """
 
     default_name = "MTS"
@@ -198,10 +198,13 @@ class MultiTaskThompsonSampling(MultiTaskActiveLearning):
         return torch.stack(points), scores
 
     def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
+        self,
+        action: ActiveLearningAction,
+        y: Tensor,
+        context: dict[str, Any],
+        generator: torch.Generator,
     ) -> None:
         """Condition on the observation and remember the queried arm."""
-        task, recommendations = decode_active_action(x, self.num_tasks)
-        arm = self.regression.posterior.arm_index(task, recommendations[task])
-        self._queried[task].append(arm)
-        super().update(x, y, context, generator)
+        arm = self.regression.posterior.arm_index(action.task, action.query)
+        self._queried[action.task].append(arm)
+        super().update(action, y, context, generator)

@@ -1,7 +1,6 @@
-"""MT-UCB (Algorithm 1) and AdaMT-UCB (Algorithm 3) of paper 001 for online learning.
+"""MT-UCB (Algorithm 1 of paper 001) for online multi-task learning.
 
-Source: paper 001 (Sessa et al. 2023), Section 3.1 (Algorithm 1, Table 1, Theorem 2),
-Section 3.2 and Appendix B.4 (Algorithm 3, misspecification test eq. 45).
+Source: paper 001 (Sessa et al. 2023), Section 3.1 (Algorithm 1, Table 1, Theorem 2).
 
 At round ``t`` nature reveals ``i_t`` (context key ``"task"``) and MT-UCB plays
 ``x_t = argmax_x mu_{t-1}(i_t, x) + beta_{t-1}(b) sigma_{t-1}(i_t, x)`` (eq. 7).
@@ -13,74 +12,54 @@ the pooled data) and ``gob_lin`` (the naive width with ``lambda = 1``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import torch
-from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.bandits.task_indexed.regression import WIDTH_RULES, AgnosticMultiTaskRegression
-from botorch_mtucb.confidence.agnostic_widths import (
-    multitask_regularization,
-    theorem2_kernel_parameter,
-)
-from botorch_mtucb.utils.checks import check_choice
-from botorch_mtucb.utils.domains import Domain
+from botorch_mtucb.bandits.task_indexed.policy import TaskIndexedUCBPolicy
 
 
-class MultiTaskUCB:
+class MultiTaskUCB(TaskIndexedUCBPolicy):
     r"""MT-UCB, Algorithm 1 of paper 001: UCB on the revealed task with ``K_task(b)``.
 
+    ``x_t = argmax_x mu_{t-1}(i_t, x) + beta_{t-1}(b) sigma_{t-1}(i_t, x)`` (eq. 7) for
+    the task ``i_t = context["task"]`` (``OnlineMultiTaskEnvironment``).
+
     Args:
-        domains: One ``FiniteDomain`` / ``BoxDomain`` per task (or one shared domain
-            with ``num_tasks``).
-        data_kernel: The input kernel ``k_X`` (fixed).
-        b: Kernel parameter ``b >= 0`` (``math.inf`` allowed).
-        rkhs_norm_bound: ``B >= max_i ||f_i||``.
-        task_deviation: ``epsilon`` of eq. 5 assumed by the widths, in ``[0, 2]``.
-        delta: Confidence level in ``(0, 1)``.
-        noise_std: Sub-Gaussian noise level assumed by the widths.
-        regularization: ``lambda``; default ``(N + b) / (N + bN)`` (Theorem 2).
-        width_rule: Which width of ``multitask_widths`` to use: ``"new"`` (Theorem 1, with
-            the data-dependent large-b width in the minimum) or ``"naive"``,
-            ``"small_b"``, ``"large_b"``, ``"large_b_data_dependent"``.
-        num_tasks: Needed only with a single shared domain.
-        name: Name used in results.
+        domains, data_kernel, b, rkhs_norm_bound, task_deviation, delta, noise_std,
+        regularization, width_rule, num_tasks, name: See ``TaskIndexedUCBPolicy``.
 
     Raises:
         ValueError: For an unknown ``width_rule``, or (at the first round) arguments that
             ``multitask_widths`` rejects.
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> policy = MultiTaskUCB(arms, LinearKernel().double(), b=1.0, rkhs_norm_bound=1.0,
+        ...                       task_deviation=0.5, num_tasks=2)
+        >>> x = policy.select({"task": 1}, torch.Generator().manual_seed(0))
+        >>> policy.update(x, torch.tensor([0.2]), {"task": 1}, torch.Generator())
+        >>> policy.regression.num_observations
+        1
     """
 
-    def __init__(
-        self,
-        domains: Domain | Sequence[Domain],
-        data_kernel: Kernel,
-        b: float,
-        rkhs_norm_bound: float,
-        task_deviation: float,
-        delta: float = 0.01,
-        noise_std: float = 1.0,
-        regularization: float | None = None,
-        width_rule: str = "new",
-        num_tasks: int | None = None,
-        name: str = "MT-UCB",
-    ) -> None:
-        self.name = name
-        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
-        self.regression = AgnosticMultiTaskRegression(
-            domains, data_kernel, b, regularization, num_tasks=num_tasks
-        )
-        self.rkhs_norm_bound = rkhs_norm_bound
-        self.task_deviation = task_deviation
-        self.delta = delta
-        self.noise_std = noise_std
-        self._width = self.width()
+    default_name = "MT-UCB"
 
     @classmethod
     def independent(cls, domains, data_kernel, rkhs_norm_bound, **kwargs) -> MultiTaskUCB:
-        """Independent: ``b = 0``, ``lambda = 1`` (N independent IGP-UCBs, Table 1)."""
+        """Independent: ``b = 0``, ``lambda = 1`` (N independent IGP-UCBs, Table 1).
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.utils import FiniteDomain
+            >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+            >>> policy = MultiTaskUCB.independent(arms, LinearKernel().double(), 1.0, num_tasks=2)
+            >>> policy.name, policy.regression.b, policy.regression.regularization
+            ('Independent', 0.0, 1.0)
+        """
         kwargs.setdefault("name", "Independent")
         kwargs.setdefault("task_deviation", 0.0)
         return cls(domains, data_kernel, 0.0, rkhs_norm_bound, regularization=1.0, **kwargs)
@@ -93,6 +72,14 @@ class MultiTaskUCB:
         1``, ``sigma_t`` is its std over ``sqrt(N)``, and the ``naive`` width (the
         minimum) is ``sqrt(N)`` times IGP-UCB's ``B + sqrt(2 (gamma + ln(1/delta)))``:
         one IGP-UCB for all tasks (Section 5, "Single").
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.utils import FiniteDomain
+            >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+            >>> policy = MultiTaskUCB.single([arms, arms], LinearKernel().double(), 1.0)
+            >>> policy.name, policy.regression.b, policy.regression.regularization
+            ('Single', inf, 0.5)
         """
         kwargs.setdefault("name", "Single")
         n = kwargs.get("num_tasks") or len(domains)
@@ -108,7 +95,17 @@ class MultiTaskUCB:
 
     @classmethod
     def gob_lin(cls, domains, data_kernel, b, rkhs_norm_bound, task_deviation, **kwargs):
-        """GoB.Lin (Table 1): the naive width with ``lambda = 1``."""
+        """GoB.Lin (Table 1): the naive width with ``lambda = 1``.
+
+        Example:
+            >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.utils import FiniteDomain
+            >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+            >>> policy = MultiTaskUCB.gob_lin(arms, LinearKernel().double(), 1.0, 1.0, 0.5,
+            ...                               num_tasks=2)
+            >>> policy.name, policy.width_rule, policy.regression.regularization
+            ('MT-UCB-naive', 'naive', 1.0)
+        """
         kwargs.setdefault("name", "MT-UCB-naive")
         return cls(
             domains,
@@ -121,13 +118,6 @@ class MultiTaskUCB:
             **kwargs,
         )
 
-    def width(self) -> float:
-        """``beta_t(b)`` for the data seen so far."""
-        widths = self.regression.widths(
-            self.rkhs_norm_bound, self.task_deviation, self.delta, self.noise_std
-        )
-        return widths[self.width_rule]
-
     def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
         """``x_t = argmax_x ucb_{t-1}(i_t, x)`` for the revealed task ``context["task"]``."""
         x, _, _ = self.regression.ucb_maximizer(int(context["task"]), self._width, generator)
@@ -137,8 +127,7 @@ class MultiTaskUCB:
         self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
     ) -> None:
         """Condition on ``y_t`` at ``(i_t, x_t)`` and recompute the width."""
-        self.regression.update(int(context["task"]), x, y)
-        self._width = self.width()
+        self.observe(int(context["task"]), x, y)
 
     def diagnostics(self) -> dict[str, float]:
         """The width and the information gains."""
@@ -146,152 +135,4 @@ class MultiTaskUCB:
             "width": self._width,
             "info_gain_mt": self.regression.info_gain_mt,
             "info_gain_st": self.regression.info_gain_st,
-        }
-
-
-class AdaptiveMultiTaskUCB:
-    r"""AdaMT-UCB, Algorithm 3 of paper 001: MT-UCB learners for candidate deviations.
-
-    Learner ``e`` is MT-UCB with ``epsilon = e``, the kernel parameter ``b_e`` and
-    ``lambda_e = (N + b_e) / (N + b_e N)`` (Theorem 2). Each round the learner with the
-    smallest remaining ``e`` plays; all learners are updated. Per epoch the algorithm
-    accumulates ``U += y_t``, ``R += 2 beta^{e_t}_{t-1} sigma^{e_t}_{t-1}(i_t, x_t)`` and
-    ``L^e += lcb^e_{t-1}(i_t, x_t)``, and removes ``e_t`` when (eq. 45)
-
-    .. math::
-        U + R + c \sqrt{\tau \ln(\max(\ln \tau, 1) / \delta)} < \max_e L^e,
-
-    then starts a new epoch (``ln ln tau`` is floored at ``ln 1`` so that the term is
-    defined for ``tau < e``; the last remaining candidate is never removed). Learners
-    that share ``(b, lambda)`` share one regression.
-
-    Args:
-        domains, data_kernel, rkhs_norm_bound, delta, noise_std, num_tasks: As
-            ``MultiTaskUCB``.
-        candidate_deviations: The set ``E`` in ``(0, 2]`` (Section 5:
-            ``0.1, 0.2, ..., 1``).
-        b: ``None`` (default): ``b_e`` from Theorem 2 (``theorem2_kernel_parameter``,
-            needs ``horizon``); a number: the same ``b`` for every learner, as in the
-            experiments of Section 5 ("run with the same b").
-        horizon: ``T`` for Theorem 2's choice of ``b``.
-        concentration_constant: ``c`` of eq. 44; default ``noise_std``.
-        width_rule: The width rule of every learner (``"new"``).
-        name: Name used in results.
-
-    Raises:
-        ValueError: For an empty or out-of-range ``candidate_deviations``, or
-            ``b is None`` without ``horizon``.
-    """
-
-    def __init__(
-        self,
-        domains: Domain | Sequence[Domain],
-        data_kernel: Kernel,
-        rkhs_norm_bound: float,
-        candidate_deviations: Sequence[float] = tuple(round(0.1 * k, 1) for k in range(1, 11)),
-        b: float | None = None,
-        horizon: int | None = None,
-        delta: float = 0.01,
-        noise_std: float = 1.0,
-        concentration_constant: float | None = None,
-        width_rule: str = "new",
-        num_tasks: int | None = None,
-        name: str = "AdaMT-UCB",
-    ) -> None:
-        self.name = name
-        deviations = sorted(float(e) for e in candidate_deviations)
-        if not deviations or deviations[0] <= 0 or deviations[-1] > 2:
-            raise ValueError(
-                f"candidate_deviations must be a non-empty subset of (0, 2], got {deviations}"
-            )
-        if b is None and horizon is None:
-            raise ValueError("horizon is required when b is None (Theorem 2's choice of b)")
-        self.width_rule = check_choice(width_rule, "width_rule", WIDTH_RULES)
-        self.rkhs_norm_bound = rkhs_norm_bound
-        self.delta = delta
-        self.noise_std = noise_std
-        self.concentration_constant = (
-            noise_std if concentration_constant is None else float(concentration_constant)
-        )
-        n = num_tasks if num_tasks is not None else len(domains)
-        self.kernel_parameters: dict[float, float] = {}
-        regressions: dict[tuple[float, float], AgnosticMultiTaskRegression] = {}
-        self.regression_of: dict[float, AgnosticMultiTaskRegression] = {}
-        for e in deviations:
-            b_e = theorem2_kernel_parameter(n, e, horizon) if b is None else float(b)
-            key = (b_e, multitask_regularization(n, b_e))
-            if key not in regressions:
-                regressions[key] = AgnosticMultiTaskRegression(
-                    domains, data_kernel, b_e, key[1], num_tasks=num_tasks
-                )
-            self.kernel_parameters[e] = b_e
-            self.regression_of[e] = regressions[key]
-        self.regressions = list(regressions.values())
-        self.candidates = deviations  # the current set E, sorted
-        self.removed: list[float] = []
-        self._reset_epoch()
-        self._widths = self._all_widths()
-
-    def _reset_epoch(self) -> None:
-        self.epoch_length = 0
-        self.cumulative_reward = 0.0  # U
-        self.believed_regret = 0.0  # R
-        self.lower_bounds = dict.fromkeys(self.candidates, 0.0)  # L^e
-
-    def _all_widths(self) -> dict[float, float]:
-        return {
-            e: self.regression_of[e].widths(self.rkhs_norm_bound, e, self.delta, self.noise_std)[
-                self.width_rule
-            ]
-            for e in self.candidates
-        }
-
-    @property
-    def current_deviation(self) -> float:
-        """``e_t = min E``, the learner that plays."""
-        return self.candidates[0]
-
-    def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """The action of learner ``e_t`` on the revealed task."""
-        e = self.current_deviation
-        x, _, _ = self.regression_of[e].ucb_maximizer(
-            int(context["task"]), self._widths[e], generator
-        )
-        return x
-
-    def update(
-        self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
-    ) -> None:
-        """Accumulate (Line 7), update every learner (Line 6), run the test (Line 8)."""
-        task = int(context["task"])
-        e_t = self.current_deviation
-        _, std = self.regression_of[e_t].mean_std_at(task, x)
-        self.epoch_length += 1
-        self.cumulative_reward += float(torch.as_tensor(y).reshape(()))
-        self.believed_regret += 2.0 * self._widths[e_t] * std
-        for e in self.candidates:
-            mean_e, std_e = self.regression_of[e].mean_std_at(task, x)
-            self.lower_bounds[e] += mean_e - self._widths[e] * std_e
-        for regression in self.regressions:
-            regression.update(task, x, y)
-        tau = self.epoch_length
-        slack = self.concentration_constant * math.sqrt(
-            tau * math.log(max(math.log(tau), 1.0) / self.delta)
-        )
-        triggered = self.cumulative_reward + self.believed_regret + slack < max(
-            self.lower_bounds.values()
-        )
-        if triggered and len(self.candidates) > 1:
-            self.removed.append(self.candidates.pop(0))
-            self._reset_epoch()
-        self._widths = self._all_widths()
-
-    def diagnostics(self) -> dict[str, float]:
-        """The deviation in use, its ``b`` and width, and the number of removals."""
-        e = self.current_deviation
-        return {
-            "task_deviation": e,
-            "b": self.kernel_parameters[e],
-            "width": self._widths[e],
-            "removed": float(len(self.removed)),
         }

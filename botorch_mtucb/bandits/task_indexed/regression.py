@@ -21,19 +21,16 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
-from botorch_mtucb.confidence.agnostic_widths import (
-    multitask_regularization,
-    multitask_widths,
+from botorch_mtucb.confidence.agnostic_widths import multitask_regularization, multitask_widths
+from botorch_mtucb.confidence.information_gain import (
+    IncrementalInformationGain,
     task_kernel_matrix,
 )
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
 from botorch_mtucb.utils.checks import check_b, check_finite_width
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
-from botorch_mtucb.utils.linalg import GrowingCholesky
 from botorch_mtucb.utils.random import argmax_random_ties
-
-WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
 
 
 class AgnosticMultiTaskRegression:
@@ -51,6 +48,17 @@ class AgnosticMultiTaskRegression:
     Raises:
         ValueError: For a mix of finite and box domains, ``b < 0`` or
             ``regularization <= 0``.
+
+    Example:
+        >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
+        >>> regression = AgnosticMultiTaskRegression(arms, LinearKernel().double(), b=1.0,
+        ...                                          num_tasks=2)
+        >>> regression.update(0, arms.points[1], 0.5)
+        >>> x, mean, std = regression.ucb_maximizer(1, width=2.0)
+        >>> regression.num_observations, x.shape
+        (1, torch.Size([3]))
     """
 
     def __init__(
@@ -102,14 +110,15 @@ class AgnosticMultiTaskRegression:
             )
         scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
         self._task_statistics = [
-            _TaskStatistics(self.regularization, scale, reference) for _ in range(self.num_tasks)
+            IncrementalInformationGain(data_kernel, self.regularization, scale, like=reference)
+            for _ in range(self.num_tasks)
         ]
 
     # ------------------------------------------------------------ statistics
     @property
     def num_observations(self) -> int:
         """``t``, the number of observations so far."""
-        return sum(statistics.size for statistics in self._task_statistics)
+        return sum(statistics.num_observations for statistics in self._task_statistics)
 
     @property
     def info_gain_mt(self) -> float:
@@ -121,7 +130,7 @@ class AgnosticMultiTaskRegression:
     @property
     def info_gain_st(self) -> float:
         """``gamma_t^st``: the largest ``1/2 ln det(I + K_{t_i} / lambda)`` over tasks."""
-        return max(statistics.info_gain for statistics in self._task_statistics)
+        return max(statistics.information_gain for statistics in self._task_statistics)
 
     @property
     def effective_dimension(self) -> float:
@@ -204,49 +213,4 @@ class AgnosticMultiTaskRegression:
                 torch.tensor([[y]], dtype=self.dtype),
                 train_tasks=torch.tensor([task]),
             )
-        self._task_statistics[task].append(x, self.data_kernel)
-
-
-class _TaskStatistics:
-    r"""One task's ``1/2 ln det(I + K / lambda)`` and ``Tr(K (K + c I)^{-1})`` (``K`` the
-    input kernel's Gram matrix of the task's points), grown by bordering the Cholesky
-    factors of ``K + lambda I`` and ``K + c I`` (``O(t_i^2)`` per point, no refactorization).
-
-    With ``A = K + c I`` bordered by ``k`` and ``k(x, x) + c``, Schur complement
-    ``s = k(x, x) + c - k^T A^{-1} k`` and ``z = A^{-1} k``:
-    ``Tr(A_+^{-1}) = Tr(A^{-1}) + (1 + z^T z) / s``, and ``Tr(K (K + c I)^{-1}) =
-    t - c Tr((K + c I)^{-1})``. ``c = inf`` (``b = inf``) gives 0.
-    """
-
-    def __init__(self, regularization: float, scale: float, like: Tensor) -> None:
-        empty = like.new_zeros(0, 0)
-        self.regularization = regularization
-        self.scale = scale
-        self.X = like.new_zeros(0, like.shape[-1])
-        self._info = GrowingCholesky(empty)
-        self._dimension = None if math.isinf(scale) else GrowingCholesky(empty)
-        self._trace_inverse = 0.0
-        self.info_gain = 0.0
-        self.effective_dimension = 0.0
-
-    @property
-    def size(self) -> int:
-        return self.X.shape[0]
-
-    def append(self, x: Tensor, data_kernel: Kernel) -> None:
-        x = x.reshape(1, -1)
-        with torch.no_grad():
-            kernel = data_kernel.to(x)
-            cross = kernel(self.X, x).to_dense()  # t x 1
-            diagonal = kernel(x, x).to_dense()  # 1 x 1
-            self._info.append(cross, diagonal + self.regularization)
-            self.X = torch.cat([self.X, x])
-            t = self.size
-            half_log_det = float(self._info.half_log_det())
-            self.info_gain = half_log_det - 0.5 * t * math.log(self.regularization)
-            if self._dimension is not None:
-                solved = self._dimension.solve_spd(cross)  # A^{-1} k, t-1 x 1
-                schur = float(diagonal + self.scale - cross.mT @ solved)
-                self._trace_inverse += (1.0 + float(solved.square().sum())) / schur
-                self._dimension.append(cross, diagonal + self.scale)
-                self.effective_dimension = t - self.scale * self._trace_inverse
+        self._task_statistics[task].append(x)

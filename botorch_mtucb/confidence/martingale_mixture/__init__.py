@@ -1,8 +1,11 @@
-"""Paper 002's martingale-mixture confidence bounds (exact, grid and analytic)."""
+"""Paper 002's martingale-mixture confidence bounds (exact, grid and analytic).
 
-from botorch_mtucb.confidence.martingale_mixture.bound import (
-    EmptyConfidenceSetError,
-    MartingaleMixtureBound,
-)
+``radius`` (eq. (8) and Cor. 4.3), ``alpha_search`` (the dual of eq. (12)),
+``gram_cache`` (the regularized inverses of Appendix E.2), ``emptiness`` (the empty-set
+test of Lemma 4.2 and its error) and ``bound`` (``MartingaleMixtureBound``).
+"""
+
+from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound
+from botorch_mtucb.confidence.martingale_mixture.emptiness import EmptyConfidenceSetError
 
 __all__ = ["EmptyConfidenceSetError", "MartingaleMixtureBound"]

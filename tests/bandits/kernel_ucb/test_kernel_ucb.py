@@ -1,5 +1,5 @@
-"""KernelUCB (paper 002, Algorithm 1): each variant plays the argmax of its own bound,
-with paper 002's parameter mapping; the random baseline; a short run."""
+"""KernelUCB (paper 002, Algorithm 1): each of paper 002's methods plays the argmax of its
+own bound, with the paper's parameter mapping; a short run; the argument checks."""
 
 from __future__ import annotations
 
@@ -9,22 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_mtucb.bandits import KernelUCB, RandomPolicy, default_mixture_scale, run_policy
+from botorch_mtucb.bandits import (
+    KernelUCB,
+    RandomPolicy,
+    confidence_rule,
+    default_mixture_scale,
+    run_policy,
+)
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
 from botorch_mtucb.utils import BoxDomain
 
 B, SIGMA, DELTA = 10.0, 0.1, 0.01
-
-
-def test_default_mixture_scale():
-    assert default_mixture_scale(math.inf, 3, 1000) == 1.0
-    assert default_mixture_scale(2.5, 3, 1000) == pytest.approx(1000 ** (-3 / 11))
-    assert default_mixture_scale(1.5, 2, 500) == pytest.approx(500 ** (-2 / 7))
-    with pytest.raises(ValueError, match="nu"):
-        default_mixture_scale(0.0, 3, 10)
-    with pytest.raises(ValueError, match="horizon"):
-        default_mixture_scale(2.5, 3, 0)
 
 
 def observed(kernel, t=25, d=2, seed=0):
@@ -50,36 +46,41 @@ def dense_ucb(kernel, X, Y, actions, regularization, width) -> np.ndarray:
     return mean + width * np.sqrt(np.clip(var, 1e-12, None))
 
 
-@pytest.mark.parametrize("confidence", ["CMM", "DMM", "AMM", "AY", "IGP"])
-def test_selects_the_argmax_of_its_bound(confidence):
+@pytest.mark.parametrize("method", ["CMM-UCB", "DMM-UCB", "AMM-UCB", "AY-GP-UCB", "IGP-UCB"])
+def test_selects_the_argmax_of_its_bound(method):
     kernel = make_kernel("matern52", 0.4)
     X, Y, actions = observed(kernel)
     c, eta, horizon = default_mixture_scale(2.5, 2, 100), 2 / 100, 100
-    policy = KernelUCB(kernel, 2, confidence, B, SIGMA, DELTA, mixture_scale=c, eta=eta)
+    rule = confidence_rule(method, kernel, 2, B, SIGMA, DELTA, mixture_scale=c, eta=eta)
+    policy = KernelUCB(rule, name=method)
     for x, y in zip(X, Y):
         policy.update(x, y, {}, torch.Generator())
     chosen = policy.select({"_actions": actions}, torch.Generator().manual_seed(0))
     base = SIGMA**2 / c
-    if confidence in ("CMM", "DMM", "AMM"):
-        alphas = {"CMM": None, "DMM": [m * base for m in (0.1, 0.3, 1, 3, 10)], "AMM": base}
+    if method in ("CMM-UCB", "DMM-UCB", "AMM-UCB"):
+        grid = [m * base for m in (0.1, 0.3, 1, 3, 10)]
+        alphas = {"CMM-UCB": None, "DMM-UCB": grid, "AMM-UCB": base}[method]
         fresh = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=c)
-        values = fresh.upper(actions, alphas[confidence]).numpy()
+        values = fresh.upper(actions, alphas).numpy()
+        radius_squared = float(fresh.radius_squared)
+        assert policy.diagnostics() == {"radius_squared": pytest.approx(radius_squared)}
     else:
-        regularization = 1 + eta if confidence == "IGP" else base
+        regularization = 1 + eta if method == "IGP-UCB" else base
         with torch.no_grad():
             K = kernel(X, X).to_dense().numpy()
         logdet = np.linalg.slogdet(np.eye(len(K)) + K / regularization)[1]
-        if confidence == "IGP":
+        if method == "IGP-UCB":
             width = B + SIGMA * math.sqrt(logdet + len(K) * eta + 2 * math.log(1 / DELTA))
         else:
             width = B + SIGMA / math.sqrt(regularization) * math.sqrt(
                 logdet + 2 * math.log(1 / DELTA)
             )
-        assert float(policy.width()) == pytest.approx(width, rel=1e-9)
+        assert float(policy.rule.width) == pytest.approx(width, rel=1e-9)
+        assert policy.diagnostics() == {"width": pytest.approx(width, rel=1e-9)}
         values = dense_ucb(kernel, X, Y, actions, regularization, width)
     assert torch.equal(chosen, actions[int(np.argmax(values))])
-    assert policy.name == {"CMM": "CMM-UCB", "DMM": "DMM-UCB", "AMM": "AMM-UCB",
-                           "AY": "AY-GP-UCB", "IGP": "IGP-UCB"}[confidence]  # fmt: skip
+    assert policy.name == method
+    assert KernelUCB(rule).name == "KernelUCB"
     assert horizon == 100
 
 
@@ -88,44 +89,35 @@ def test_short_run_beats_random():
     function = RKHSTestFunction.sample(kernel, 2, B, generator=torch.Generator().manual_seed(4))
     environment = KernelBanditEnvironment(function, SIGMA, num_actions=30)
     regrets = {}
-    for policy in (KernelUCB(kernel, 2, "DMM", B, SIGMA, DELTA), RandomPolicy()):
+    dmm = KernelUCB(confidence_rule("DMM-UCB", kernel, 2, B, SIGMA, DELTA), name="DMM-UCB")
+    for policy in (dmm, RandomPolicy()):
         records = run_policy(policy, environment, horizon=40, seed=0)
         assert all(record.regret >= 0 for record in records)
         regrets[policy.name] = sum(record.regret for record in records)
     assert regrets["DMM-UCB"] < 0.5 * regrets["Random"]
 
 
-def test_continuous_domain_and_random_policy():
+def test_continuous_domain():
     kernel = make_kernel("rbf", 0.4)
     X, Y, _ = observed(kernel, t=10)
     box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64), num_restarts=2,
                     raw_samples=32)  # fmt: skip
-    policy = KernelUCB(kernel, 2, "CMM", B, SIGMA, DELTA, domain=box)
+    policy = KernelUCB(confidence_rule("CMM-UCB", kernel, 2, B, SIGMA, DELTA), domain=box)
     for x, y in zip(X, Y):
         policy.update(x, y, {}, torch.Generator())
     x = policy.select({}, torch.Generator().manual_seed(1))
     assert x.shape == (2,) and ((x >= 0) & (x <= 1)).all()
     grid = torch.rand(500, 2, dtype=torch.float64)
-    assert (
-        float(policy.bound.upper(x.unsqueeze(0))[0]) >= float(policy.bound.upper(grid).max()) - 1e-6
-    )
-    random_policy = RandomPolicy(domain=box)
-    point = random_policy.select({}, torch.Generator().manual_seed(2))
-    assert point.shape == (2,) and ((point >= 0) & (point <= 1)).all()
-    actions = torch.rand(5, 2, dtype=torch.float64)
-    picks = {int((RandomPolicy().select({"_actions": actions}, torch.Generator().manual_seed(s))
-                  == actions).all(-1).nonzero()) for s in range(40)}  # fmt: skip
-    assert picks == set(range(5))
+    bound = policy.rule.bound
+    assert float(bound.upper(x.unsqueeze(0))[0]) >= float(bound.upper(grid).max()) - 1e-6
 
 
 def test_bad_input():
     kernel = make_kernel("rbf", 0.5)
-    with pytest.raises(ValueError, match="confidence"):
-        KernelUCB(kernel, 2, "GP-UCB")
-    with pytest.raises(ValueError, match="eta"):
-        KernelUCB(kernel, 2, "IGP")
-    with pytest.raises(ValueError, match="mixture_scale"):
-        KernelUCB(kernel, 2, "DMM", mixture_scale=0.0)
-    policy = KernelUCB(kernel, 2, "AMM")
+    with pytest.raises(TypeError, match="rule must have"):
+        KernelUCB("DMM-UCB")
+    policy = KernelUCB(confidence_rule("AMM-UCB", kernel, 2))
     with pytest.raises(ValueError, match="_actions"):
         policy.select({}, torch.Generator())
+    with pytest.raises(TypeError, match="FiniteDomain or BoxDomain"):
+        KernelUCB(confidence_rule("AMM-UCB", kernel, 2), domain="box").select({}, torch.Generator())

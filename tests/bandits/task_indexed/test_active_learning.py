@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -9,8 +10,8 @@ import torch
 from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.environments.task_indexed import (
+    ActiveLearningAction,
     ActiveMultiTaskEnvironment,
-    decode_active_action,
 )
 from botorch_mtucb.bandits.runner import run_policy
 from botorch_mtucb.bandits.task_indexed.active_learning import (
@@ -52,9 +53,7 @@ def _warm_up(policy, problem, rounds=6):
         recommendations = torch.stack(
             [a[int(torch.randint(len(a), (1,), generator=generator))] for a in problem.arms]
         )
-        action = torch.cat(
-            [torch.tensor([float(task)], dtype=torch.float64), recommendations.reshape(-1)]
-        )
+        action = ActiveLearningAction(task, recommendations)
         policy.update(action, environment.observe(action, {}, generator), {}, generator)
     return generator
 
@@ -75,16 +74,17 @@ def test_task_rules_match_their_definitions(cls):
             scores.append(float(width * std[k]))  # beta sigma(i, x^i)
         else:
             scores.append(float(ucb[k] - lcb.max()))  # ucb(i, x^i) - max lcb(i, .)
-    task, recommendations = decode_active_action(policy.select({}, generator), problem.num_tasks)
-    assert torch.equal(recommendations, torch.stack(points))
-    assert task == max(range(problem.num_tasks), key=lambda i: scores[i])
+    action = policy.select({}, generator)
+    assert isinstance(action, ActiveLearningAction)
+    assert torch.equal(action.recommendations, torch.stack(points).double())
+    assert action.task == max(range(problem.num_tasks), key=lambda i: scores[i])
 
 
 def test_uniform_draws_every_task():
     problem = _problem()
     policy = _make(UniformTaskActiveLearning, problem)
     generator = torch.Generator().manual_seed(0)
-    tasks = [decode_active_action(policy.select({}, generator), 3)[0] for _ in range(300)]
+    tasks = [policy.select({}, generator).task for _ in range(300)]
     counts = [tasks.count(i) for i in range(3)]
     assert min(counts) > 70
 
@@ -97,9 +97,7 @@ def test_first_round_ties_are_broken_at_random(cls):
     firsts = set()
     for seed in range(40):
         policy = _make(cls, problem)
-        firsts.add(
-            decode_active_action(policy.select({}, torch.Generator().manual_seed(seed)), 3)[0]
-        )
+        firsts.add(policy.select({}, torch.Generator().manual_seed(seed)).task)
     assert firsts == {0, 1, 2}
 
 
@@ -108,7 +106,7 @@ def test_mts_queries_unexplored_tasks_first_then_sampled_improvement():
     policy = _make(MultiTaskThompsonSampling, problem)
     environment = ActiveMultiTaskEnvironment(problem)
     records = run_policy(policy, environment, 6, seed=0)
-    first = [int(r.x[0]) for r in records[:3]]
+    first = [r.x["task"] for r in records[:3]]
     assert sorted(first) == [0, 1, 2]  # score +inf for tasks never queried: each once
     assert all(math.isfinite(r.regret) and r.regret >= 0 for r in records)
     with pytest.raises(TypeError, match="finite domains"):
@@ -132,5 +130,33 @@ def test_naive_width_and_resume(tmp_path):
         _make(MultiTaskActiveLearning, problem), environment, 8, seed=2, path=tmp_path / "r.jsonl"
     )
     assert [r.x for r in resumed] == [r.x for r in full]
+    assert [r.y for r in resumed] == [r.y for r in full]
+    assert [r.regret for r in resumed] == [r.regret for r in full]
+    assert [r.diagnostics for r in resumed] == [r.diagnostics for r in full]
+    assert all(set(r.x) == {"task", "recommendations"} for r in resumed)
     with pytest.raises(ValueError, match="width_rule must be one of"):
         _make(MultiTaskActiveLearning, problem, width_rule="bogus")
+
+
+@pytest.mark.parametrize("cls", [MultiTaskActiveLearning, MultiTaskThompsonSampling, AELSVI])
+def test_structured_actions_resume_bit_identically_after_a_torn_line(tmp_path, cls):
+    # The run file holds {"task", "recommendations"} per round; a resumed run rebuilds
+    # each ActiveLearningAction from it, replays it into a fresh policy and then plays
+    # the same rounds as an uninterrupted run, number for number.
+    problem = _problem()
+    environment = ActiveMultiTaskEnvironment(problem)
+    full = run_policy(_make(cls, problem), environment, 9, seed=4)
+    path = tmp_path / "run.jsonl"
+    run_policy(_make(cls, problem), environment, 9, seed=4, path=path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:5]) + lines[5][:40])  # 4 rounds and half of the 5th
+    replayed = _make(cls, problem)
+    resumed = run_policy(replayed, environment, 9, seed=4, path=path)
+    for a, b in zip(resumed, full):
+        assert (a.t, a.x, a.y, a.regret, a.diagnostics) == (b.t, b.x, b.y, b.regret, b.diagnostics)
+    assert replayed.regression.num_observations == 9
+    stored = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert [row["x"] for row in stored] == [r.x for r in full]
+    rebuilt = ActiveLearningAction.from_json(stored[0]["x"])
+    assert rebuilt.task == full[0].x["task"]
+    assert rebuilt.recommendations.tolist() == full[0].x["recommendations"]

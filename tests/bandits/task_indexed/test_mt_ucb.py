@@ -1,4 +1,4 @@
-"""MT-UCB (Algorithm 1), its Table 1 special cases and AdaMT-UCB (Algorithm 3)."""
+"""MT-UCB (Algorithm 1 of paper 001) and its Table 1 special cases."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ import torch
 from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.environments.task_indexed import OnlineMultiTaskEnvironment
-from botorch_mtucb.bandits.runner import run_policy
-from botorch_mtucb.bandits.task_indexed.mt_ucb import AdaptiveMultiTaskUCB, MultiTaskUCB
-from botorch_mtucb.confidence.agnostic_widths import theorem2_kernel_parameter
+from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
 from botorch_mtucb.problems.multitask_synthetic import multitask_synthetic_problem
-from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain
+from botorch_mtucb.utils.domains import BoxDomain
 
 
 def linear_kernel():
@@ -82,91 +80,3 @@ def test_mt_ucb_on_a_box_runs_through_the_acquisition():
         assert x.shape == (2,) and ((x >= -1) & (x <= 1)).all()
         policy.update(x, torch.tensor([float(x.sum())]), context, generator)
     assert policy.regression.num_observations == 3
-
-
-def _one_arm_policy(**kwargs):
-    arms = [torch.tensor([[1.0]], dtype=torch.float64), torch.tensor([[1.0]], dtype=torch.float64)]
-    return AdaptiveMultiTaskUCB(
-        [FiniteDomain(a) for a in arms],
-        linear_kernel(),
-        rkhs_norm_bound=0.01,
-        candidate_deviations=(0.1, 2.0),
-        b=1.0,
-        noise_std=1e-3,
-        **kwargs,
-    )
-
-
-def test_adamt_removes_a_learner_exactly_when_eq45_fires():
-    policy = _one_arm_policy(concentration_constant=0.3)
-    generator = torch.Generator().manual_seed(0)
-    x = torch.tensor([1.0], dtype=torch.float64)
-    U = R = 0.0
-    L = {0.1: 0.0, 2.0: 0.0}
-    observations = [5.0] * 5 + [-5.0] * 20  # the last ones contradict the first ones
-    fired_at = None
-    for step, y in enumerate(observations):
-        widths = {e: policy.regression_of[e].widths(0.01, e, 0.01, 1e-3)["new"] for e in L}
-        stats = {e: policy.regression_of[e].mean_std_at(0, x) for e in L}
-        U += y
-        R += 2 * widths[0.1] * stats[0.1][1]
-        for e in L:
-            L[e] += stats[e][0] - widths[e] * stats[e][1]
-        tau = step + 1
-        expected = U + R + 0.3 * math.sqrt(tau * math.log(max(math.log(tau), 1) / 0.01)) < max(
-            L.values()
-        )
-        policy.update(x, torch.tensor([y]), {"task": 0}, generator)
-        assert (policy.removed == [0.1]) == expected, step
-        if expected:
-            fired_at = step
-            break
-    assert fired_at is not None and fired_at >= 5
-    assert policy.current_deviation == 2.0
-    assert policy.epoch_length == 0 and policy.cumulative_reward == 0.0
-    assert list(policy.lower_bounds) == [2.0]
-
-
-def test_adamt_keeps_learners_on_consistent_data_and_theorem2_b():
-    policy = _one_arm_policy()
-    generator = torch.Generator().manual_seed(0)
-    x = torch.tensor([1.0], dtype=torch.float64)
-    for _ in range(20):
-        policy.update(x, torch.tensor([1.0]), {"task": 1}, generator)
-    assert policy.removed == []
-    adaptive = AdaptiveMultiTaskUCB(
-        [FiniteDomain(torch.eye(2, dtype=torch.float64))] * 3,
-        linear_kernel(),
-        1.0,
-        candidate_deviations=(0.01, 0.5),
-        horizon=5,
-    )
-    for e in (0.01, 0.5):
-        assert adaptive.kernel_parameters[e] == pytest.approx(theorem2_kernel_parameter(3, e, 5))
-    assert len(adaptive.regressions) == 2
-    with pytest.raises(ValueError, match="horizon is required"):
-        AdaptiveMultiTaskUCB([FiniteDomain(torch.eye(2))] * 3, linear_kernel(), 1.0)
-    with pytest.raises(ValueError, match=r"subset of \(0, 2\]"):
-        AdaptiveMultiTaskUCB(
-            [FiniteDomain(torch.eye(2))] * 3,
-            linear_kernel(),
-            1.0,
-            candidate_deviations=(0.0, 1.0),
-            b=1.0,
-        )
-
-
-def test_runner_end_to_end_and_resume(tmp_path):
-    problem = _problem()
-
-    def make():
-        return AdaptiveMultiTaskUCB(
-            problem.domains(), linear_kernel(), problem.rkhs_norm_bound, b=0.5
-        )
-
-    environment = OnlineMultiTaskEnvironment(problem)
-    full = run_policy(make(), environment, 12, seed=4)
-    run_policy(make(), environment, 5, seed=4, path=tmp_path / "run.jsonl")
-    resumed = run_policy(make(), environment, 12, seed=4, path=tmp_path / "run.jsonl")
-    assert [r.x for r in resumed] == [r.x for r in full]
-    assert all(r.regret >= 0 for r in full)

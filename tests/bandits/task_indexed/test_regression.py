@@ -12,7 +12,7 @@ from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
 from botorch_mtucb.bandits.task_indexed.regression import AgnosticMultiTaskRegression
-from botorch_mtucb.confidence.agnostic_widths import (
+from botorch_mtucb.confidence import (
     multitask_information_gain,
     multitask_widths,
     single_task_information_gains,

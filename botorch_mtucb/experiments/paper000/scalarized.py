@@ -1,0 +1,252 @@
+"""One paper-000 experiment on one problem: the scalarized runs of the methods, the
+method entries of ``summary.json``, the printed table and the two curve plots.
+
+Every run of ``experiments`` goes through ``run_scalarized_experiment`` (or, for
+Figure 1 (a), through the pieces it is made of). Runs use one torch thread (small linear
+algebra is faster without threading).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from botorch_mtucb.bandits import ScalarizedEnvironment, StepRecord
+from botorch_mtucb.experiments.paper000.methods import METHOD_BUILDERS
+from botorch_mtucb.experiments.report import (
+    build_summary,
+    experiment_options,
+    final_statistics,
+    method_summary,
+    method_table,
+    pinned_threads,
+    problem_summary,
+    save_curves_plot,
+    write_curves_csv,
+    write_summary,
+)
+from botorch_mtucb.experiments.runs import Method, MethodResult, run_methods
+from botorch_mtucb.problems import MultiTaskProblem
+
+
+@dataclass
+class Setting:
+    """Sizes of one experiment in full and quick mode (rounds ``T``, repetitions).
+
+    Example:
+        >>> Setting(horizon=200, repetitions=10, quick_horizon=60, quick_repetitions=3).sizes(
+        ...     "000-sine", quick=True, options={})
+        (60, 3)
+    """
+
+    horizon: int
+    repetitions: int
+    quick_horizon: int
+    quick_repetitions: int
+
+    def sizes(self, name: str, quick: bool, options: Mapping[str, Any]) -> tuple[int, int]:
+        """``(horizon, repetitions)`` of this mode, unless ``options`` set them.
+
+        Raises:
+            ValueError: If ``options`` holds anything but ``horizon`` and ``repetitions``.
+        """
+        defaults = {
+            "horizon": self.quick_horizon if quick else self.horizon,
+            "repetitions": self.quick_repetitions if quick else self.repetitions,
+        }
+        sizes = experiment_options(name, options, defaults)
+        return int(sizes["horizon"]), int(sizes["repetitions"])
+
+
+def bayes_regret(records: Sequence[StepRecord], environment: ScalarizedEnvironment) -> np.ndarray:
+    """``R_B(t)`` after each round, from the queried points (Monte Carlo over the
+    environment's weights; paper 000, Section 2).
+
+    Example:
+        >>> from botorch_mtucb.bandits import StepRecord
+        >>> from botorch_mtucb.problems import perturbed_sine_problem
+        >>> environment = ScalarizedEnvironment(perturbed_sine_problem())
+        >>> records = [StepRecord(t, [0.25], [0.0] * 4, 0.0, 0.0) for t in range(3)]
+        >>> bayes_regret(records, environment).shape
+        (3,)
+    """
+    X = torch.tensor([record.x for record in records], dtype=torch.float64)
+    return environment.bayes_regret_curve(X).numpy()
+
+
+def method_entry(result: MethodResult) -> dict[str, Any]:
+    """A method's entry in ``summary.json``: ``R_C(T)`` and ``R_B(T)`` (mean and sd over
+    repetitions), seconds per step and, for the sketched methods, the mean final
+    dictionary size.
+
+    Example:
+        >>> import numpy as np
+        >>> curves = {"cumulative_regret": np.ones((2, 3)), "bayes_regret": np.zeros((2, 3))}
+        >>> entry = method_entry(MethodResult("MT-KB", curves, [0.01, 0.01]))
+        >>> entry["cumulative_regret_mean"], entry["bayes_regret_mean"]
+        (1.0, 0.0)
+    """
+    bayes_mean, bayes_std = final_statistics(result, "bayes_regret")
+    extras: dict[str, Any] = {"bayes_regret_mean": bayes_mean, "bayes_regret_std": bayes_std}
+    if "dictionary_size" in result.diagnostics:
+        extras["final_dictionary_size"] = float(result.diagnostics["dictionary_size"][:, -1].mean())
+    return method_summary(result, **extras)
+
+
+def summary_table(methods: Mapping[str, Mapping[str, Any]], horizon: int) -> str:
+    """The printed table of a problem's ``methods``: ``R_C(T)`` and ``R_B(T)`` as mean
+    +- sd over repetitions, ``R_C(T) / T`` and milliseconds per step.
+
+    Example:
+        >>> entry = {"cumulative_regret_mean": 6.0, "cumulative_regret_std": 1.0,
+        ...          "bayes_regret_mean": 0.0, "bayes_regret_std": 0.0, "seconds_per_step": 0.01}
+        >>> print(summary_table({"MT-KB": entry}, horizon=60))  # doctest: +NORMALIZE_WHITESPACE
+        method  R_C(T)          R_C(T)/T  R_B(T)            ms/step
+        ------  --------------  --------  ----------------  -------
+        MT-KB   6.000 +- 1.000  0.1000    0.0000 +- 0.0000  10.0
+    """
+    columns: dict[str, Callable[[Mapping[str, Any]], str]] = {
+        "R_C(T)": lambda e: (
+            f"{e['cumulative_regret_mean']:.3f} +- {e['cumulative_regret_std']:.3f}"
+        ),
+        "R_C(T)/T": lambda e: f"{e['cumulative_regret_mean'] / horizon:.4f}",
+        "R_B(T)": lambda e: f"{e['bayes_regret_mean']:.4f} +- {e['bayes_regret_std']:.4f}",
+        "ms/step": lambda e: f"{e['seconds_per_step'] * 1000:.1f}",
+    }
+    return method_table(methods, columns)
+
+
+def scalarized_settings(
+    horizon: int, repetitions: int, quick: bool, scalarization: str
+) -> dict[str, Any]:
+    """The ``settings`` of a paper-000 summary (the machine included).
+
+    Example:
+        >>> sorted(scalarized_settings(60, 3, True, "chebyshev"))
+        ['horizon', 'machine', 'quick', 'repetitions', 'scalarization']
+    """
+    return {
+        "horizon": horizon,
+        "repetitions": repetitions,
+        "quick": quick,
+        "scalarization": scalarization,
+        "machine": platform.platform(),
+    }
+
+
+def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str) -> None:
+    """Write ``summary.json`` into ``output`` and print the table of problem ``label``.
+
+    Example:
+        >>> import tempfile
+        >>> entry = {"cumulative_regret_mean": 6.0, "cumulative_regret_std": 1.0,
+        ...          "bayes_regret_mean": 0.0, "bayes_regret_std": 0.0, "seconds_per_step": 0.01}
+        >>> summary = build_summary("demo", scalarized_settings(60, 1, True, "linear"),
+        ...                         {"p": problem_summary({"MT-KB": entry})})
+        >>> write_and_print("demo", summary, Path(tempfile.mkdtemp()), "p")  # doctest: +ELLIPSIS
+        <BLANKLINE>
+        demo: T = 60, 1 repetitions (linear scalarization)
+        ...
+    """
+    write_summary(summary, output / "summary.json")
+    settings = summary["settings"]
+    horizon, repetitions, scalarization = (
+        settings["horizon"],
+        settings["repetitions"],
+        settings["scalarization"],
+    )
+    print(f"\n{name}: T = {horizon}, {repetitions} repetitions ({scalarization} scalarization)")
+    print(summary_table(summary["problems"][label]["methods"], horizon))
+    print(f"results written to {output}")
+
+
+def run_scalarized_experiment(
+    name: str,
+    label: str,
+    make_problem: Callable[[int], MultiTaskProblem],
+    sizes: tuple[int, int],
+    output: Path,
+    quick: bool,
+    progress: bool,
+    methods: Sequence[str] | None = None,
+    scalarization: str = "chebyshev",
+    title: str | None = None,
+) -> tuple[dict[str, Any], dict[str, MethodResult]]:
+    """Run ``methods`` (default: all five) on ``make_problem(rep)`` for ``sizes =
+    (horizon, repetitions)``; write ``summary.json`` (one problem, ``label``),
+    ``curves.csv`` and the two plots into ``output``; print the table.
+
+    Returns:
+        The summary and the per-method results.
+
+    Example:
+        >>> import tempfile
+        >>> from botorch_mtucb.problems import perturbed_sine_problem
+        >>> summary, _ = run_scalarized_experiment(
+        ...     "demo", "sine", lambda rep: perturbed_sine_problem(), (3, 1),
+        ...     Path(tempfile.mkdtemp()), quick=True, progress=False, methods=["MT-KB"],
+        ... )  # doctest: +ELLIPSIS
+        <BLANKLINE>
+        demo: T = 3, 1 repetitions (chebyshev scalarization)
+        ...
+        >>> list(summary["problems"]["sine"]["methods"])
+        ['MT-KB']
+    """
+    horizon, repetitions = sizes
+    problems: dict[int, MultiTaskProblem] = {}
+    environments: dict[int, ScalarizedEnvironment] = {}
+
+    def problem_for(rep: int) -> MultiTaskProblem:
+        if rep not in problems:
+            problems[rep] = make_problem(rep)
+        return problems[rep]
+
+    def environment_for(rep: int) -> ScalarizedEnvironment:
+        if rep not in environments:
+            environments[rep] = ScalarizedEnvironment(problem_for(rep), scalarization)
+        return environments[rep]
+
+    method_list = [
+        Method(
+            method,
+            make_policy=lambda rep, m=method: METHOD_BUILDERS[m](problem_for(rep), horizon=horizon),
+            make_environment=environment_for,
+        )
+        for method in methods or METHOD_BUILDERS
+    ]
+    with pinned_threads(1):
+        results = run_methods(
+            method_list,
+            horizon,
+            repetitions,
+            output,
+            curve_functions={"bayes_regret": bayes_regret},
+            progress=progress,
+        )
+    title = title or name
+    entry = problem_summary(
+        {method: method_entry(result) for method, result in results.items()},
+        title=title,
+        notes=problem_for(0).notes,
+    )
+    summary = build_summary(
+        name, scalarized_settings(horizon, repetitions, quick, scalarization), {label: entry}
+    )
+    write_curves_csv(results, output / "curves.csv")
+    save_curves_plot(
+        results,
+        "cumulative_regret",
+        output / "average_cumulative_regret.png",
+        title=title,
+        ylabel="R_C(t) / t",
+        time_average=True,
+    )
+    save_curves_plot(results, "bayes_regret", output / "bayes_regret.png", title, "R_B(t)")
+    write_and_print(name, summary, output, label)
+    return summary, results

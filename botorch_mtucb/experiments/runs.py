@@ -1,0 +1,173 @@
+"""Run several methods over repetitions and collect their curves.
+
+Layout of the run files under an experiment's output directory::
+
+    runs/<method>/rep<k>.jsonl   one line per round, written as the round ends
+
+Re-running into the same directory resumes unfinished repetitions and reuses finished
+ones (``botorch_mtucb.bandits.runner.run_policy``). What is computed from the runs
+(``summary.json``, ``curves.csv``, tables and plots) is ``botorch_mtucb.experiments.report``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
+
+from botorch_mtucb.bandits import Environment, Policy, StepRecord, run_policy
+
+# A curve computed from one repetition's records and its environment: T values.
+CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
+
+
+@dataclass
+class Method:
+    """A named method: builds a fresh policy and environment for repetition ``rep``.
+
+    Args:
+        name: The method's name (its run files go to ``runs/<name>/``, characters
+            other than letters, digits and ``_.+-`` replaced by ``_``).
+        make_policy: ``rep -> Policy``, a new policy for repetition ``rep``.
+        make_environment: ``rep -> Environment``; repetition ``rep`` of every method
+            should get the same environment (common random numbers).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
+        >>> f = RKHSTestFunction.sample(
+        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
+        >>> method = Method(
+        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+        >>> method.make_policy(0).name
+        'Random'
+    """
+
+    name: str
+    make_policy: Callable[[int], Policy]
+    make_environment: Callable[[int], Environment]
+
+
+@dataclass
+class MethodResult:
+    """Curves and per-repetition numbers of one method.
+
+    Attributes:
+        name: The method's name.
+        curves: Curve name -> ``repetitions x T`` array (``cumulative_regret`` always).
+        seconds_per_step: Per repetition, the mean wall-clock seconds of a round.
+        diagnostics: Diagnostic name -> ``repetitions x T`` array of the values the
+            policy reported each round (``nan`` where a round did not report it).
+
+    Example:
+        >>> import numpy as np
+        >>> result = MethodResult("MT-KB", {"cumulative_regret": np.ones((3, 10))})
+        >>> result.curves["cumulative_regret"].shape
+        (3, 10)
+    """
+
+    name: str
+    curves: dict[str, np.ndarray] = field(default_factory=dict)
+    seconds_per_step: list[float] = field(default_factory=list)
+    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def cumulative_regret_curve(records: Sequence[StepRecord], environment: Environment) -> np.ndarray:
+    """``R_C(t) = sum_{s <= t} r_s``, the cumulative regret after each round (``T`` values).
+
+    Example:
+        >>> from botorch_mtucb.bandits import StepRecord
+        >>> records = [StepRecord(t, [0.0], [0.0], regret=1.0, seconds=0.0) for t in range(3)]
+        >>> cumulative_regret_curve(records, None).tolist()
+        [1.0, 2.0, 3.0]
+    """
+    return np.cumsum([record.regret for record in records])
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+
+
+def run_methods(
+    methods: Sequence[Method],
+    horizon: int,
+    repetitions: int,
+    output: str | Path,
+    seed: int = 0,
+    curve_functions: Mapping[str, CurveFunction] | None = None,
+    progress: bool = True,
+) -> dict[str, MethodResult]:
+    """Run every method for ``repetitions`` seeds (``seed + rep``) and collect curves.
+
+    Repetition ``rep`` of every method uses the same seed, hence the same contexts and
+    noise; repetitions run in the outer loop, methods in the inner one. Each run is
+    written to ``output/runs/<method>/rep<rep>.jsonl`` as it goes and resumed from there.
+
+    Args:
+        methods: The methods, in the order of the results.
+        horizon: Rounds ``T`` per run.
+        repetitions: Runs per method.
+        output: The experiment's output directory.
+        seed: Seed of repetition 0.
+        curve_functions: Curve name -> function of a run's records and environment
+            returning ``T`` values (``cumulative_regret`` is always computed).
+        progress: Whether to show progress bars.
+
+    Returns:
+        Method name -> ``MethodResult`` (curves ``repetitions x T``).
+
+    Example:
+        >>> import tempfile, torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
+        >>> f = RKHSTestFunction.sample(
+        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
+        >>> method = Method(
+        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+        >>> results = run_methods([method], 5, 2, tempfile.mkdtemp(), progress=False)
+        >>> results["Random"].curves["cumulative_regret"].shape
+        (2, 5)
+    """
+    output = Path(output)
+    curve_functions = {"cumulative_regret": cumulative_regret_curve, **(curve_functions or {})}
+    results = {method.name: MethodResult(method.name) for method in methods}
+    bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
+    for rep in range(repetitions):
+        for method in methods:
+            environment = method.make_environment(rep)
+            policy = method.make_policy(rep)
+            path = output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
+            bar.set_postfix_str(f"{method.name} rep {rep}")
+            records = run_policy(
+                policy,
+                environment,
+                horizon,
+                seed=seed + rep,
+                path=path,
+                progress=progress,
+                description=f"{method.name} #{rep}",
+                replay_finished=False,  # only the records are used below
+            )
+            result = results[method.name]
+            for name, function in curve_functions.items():
+                curve = np.asarray(function(records, environment), dtype=float)
+                result.curves.setdefault(name, []).append(curve)
+            result.seconds_per_step.append(float(np.mean([r.seconds for r in records])))
+            keys = records[-1].diagnostics.keys() if records else ()
+            for key in keys:
+                values = [r.diagnostics.get(key, math.nan) for r in records]
+                result.diagnostics.setdefault(key, []).append(np.asarray(values, dtype=float))
+            bar.update(1)
+    bar.close()
+    for result in results.values():
+        result.curves = {k: np.stack(v) for k, v in result.curves.items()}
+        result.diagnostics = {k: np.stack(v) for k, v in result.diagnostics.items()}
+    return results

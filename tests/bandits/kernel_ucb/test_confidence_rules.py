@@ -1,0 +1,186 @@
+"""The confidence rules of KernelUCB: each gives the acquisition values of its bound
+(``MartingaleMixtureBound.upper`` at its alphas, or ``mu + width rho`` with the width
+formula computed independently), keeps them up to date under updates, and reports its
+diagnostics; any object with the three methods drives KernelUCB."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from botorch.acquisition import UpperConfidenceBound
+
+from botorch_mtucb.acquisition import MartingaleMixtureUCB
+from botorch_mtucb.bandits import (
+    AYGPUCBWidth,
+    ConfidenceRule,
+    IGPUCBWidth,
+    KernelUCB,
+    MartingaleMixtureRule,
+    WidthRule,
+)
+from botorch_mtucb.confidence import MartingaleMixtureBound, ay_gp_ucb_width, igp_ucb_width
+from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.problems import RKHSTestFunction, make_kernel
+
+B, SIGMA, DELTA, C = 10.0, 0.1, 0.01, 0.5
+ALPHAS = {
+    "exact": None,
+    "grid": torch.tensor([0.002, 0.02, 0.2], dtype=torch.float64),
+    "analytic": torch.tensor([SIGMA**2 / C], dtype=torch.float64),
+}
+
+
+def _data(t=20, d=2, seed=0):
+    kernel = make_kernel("matern52", 0.4)
+    generator = torch.Generator().manual_seed(seed)
+    function = RKHSTestFunction.sample(kernel, d, B, generator=generator)
+    X = torch.rand(t, d, generator=generator, dtype=torch.float64)
+    with torch.no_grad():
+        noise = SIGMA * torch.randn(t, 1, generator=generator, dtype=torch.float64)
+        Y = function(X).unsqueeze(-1) + noise
+    test_X = torch.rand(40, d, generator=generator, dtype=torch.float64)
+    return kernel, X, Y, test_X
+
+
+def _empty_bound(kernel, d=2):
+    empty_X, empty_Y = (
+        torch.zeros(0, d, dtype=torch.float64),
+        torch.zeros(0, 1, dtype=torch.float64),
+    )
+    return MartingaleMixtureBound(empty_X, empty_Y, kernel, B, SIGMA, DELTA, mixture_scale=C)
+
+
+def _empty_model(kernel, regularization, d=2):
+    return VectorValuedGP(
+        torch.zeros(0, d, dtype=torch.float64),
+        torch.zeros(0, 1, dtype=torch.float64),
+        kernel,
+        torch.ones(1, 1, dtype=torch.float64),
+        regularization=regularization,
+    )
+
+
+def _feed(rule, X, Y):
+    for x, y in zip(X, Y):
+        rule.update(x.reshape(1, -1), y.reshape(1, 1))
+
+
+@pytest.mark.parametrize("kind", list(ALPHAS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_martingale_mixture_rule_is_the_bound_at_its_alphas(kind, dtype):
+    kernel, X, Y, test_X = _data()
+    rule = MartingaleMixtureRule(_empty_bound(kernel), ALPHAS[kind])
+    assert isinstance(rule, ConfidenceRule)
+    _feed(rule, X, Y)
+    acquisition = rule.acquisition()
+    assert isinstance(acquisition, MartingaleMixtureUCB)
+    with torch.no_grad():
+        values = acquisition(test_X.to(dtype).unsqueeze(-2))
+    # the same numbers as the bound the rule holds (its own arithmetic) ...
+    expected = rule.bound.upper(test_X.to(dtype), ALPHAS[kind])
+    assert values.dtype == dtype and torch.equal(values, expected.to(dtype))
+    # ... and as a bound built afresh on all the data (up to round-off of the updates)
+    fresh = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=C)
+    fresh_values = fresh.upper(test_X, ALPHAS[kind])
+    tolerance = 1e-4 if dtype == torch.float32 else 1e-8
+    assert torch.allclose(values.double(), fresh_values, rtol=tolerance, atol=tolerance)
+    assert rule.diagnostics() == {"radius_squared": pytest.approx(float(fresh.radius_squared))}
+    assert rule.bound.num_observations == len(X)
+
+
+def test_martingale_mixture_rule_rejects_other_objects():
+    with pytest.raises(TypeError, match="MartingaleMixtureBound"):
+        MartingaleMixtureRule(_empty_model(make_kernel("rbf", 0.5), 0.1))
+
+
+def _dense_posterior(kernel, X, Y, test_X, regularization):
+    with torch.no_grad():
+        K = kernel(X, X).to_dense().numpy()
+        k = kernel(X, test_X).to_dense().numpy()
+        prior = kernel(test_X, test_X, diag=True).numpy()
+    inverse = np.linalg.inv(K + regularization * np.eye(len(K)))
+    mean = k.T @ inverse @ Y.numpy()[:, 0]
+    variance = prior - np.einsum("tn,ts,sn->n", k, inverse, k)
+    logdet = np.linalg.slogdet(np.eye(len(K)) + K / regularization)[1]
+    return mean, np.sqrt(np.clip(variance, 0.0, None)), logdet
+
+
+@pytest.mark.parametrize("width_name", ["AY-GP-UCB", "IGP-UCB"])
+def test_width_rule_is_mean_plus_width_times_std(width_name):
+    kernel, X, Y, test_X = _data()
+    eta, log_term = 0.05, 2 * math.log(1 / DELTA)
+    if width_name == "AY-GP-UCB":
+        regularization = SIGMA**2 / C
+        width_function = AYGPUCBWidth(B, SIGMA, DELTA, regularization)
+    else:
+        regularization = 1.0 + eta
+        width_function = IGPUCBWidth(B, SIGMA, DELTA, eta)
+    rule = WidthRule(_empty_model(kernel, regularization), width_function)
+    assert isinstance(rule, ConfidenceRule)
+    _feed(rule, X, Y)
+    mean, std, logdet = _dense_posterior(kernel, X, Y, test_X, regularization)
+    if width_name == "AY-GP-UCB":  # Abbasi-Yadkori 2012, Theorem 3.11
+        width = B + SIGMA / math.sqrt(regularization) * math.sqrt(logdet + log_term)
+    else:  # Chowdhury & Gopalan 2017, Theorem 2
+        width = B + SIGMA * math.sqrt(logdet + len(X) * eta + log_term)
+    assert float(rule.width) == pytest.approx(width, rel=1e-9)
+    assert rule.diagnostics() == {"width": pytest.approx(width, rel=1e-9)}
+    acquisition = rule.acquisition()
+    assert isinstance(acquisition, UpperConfidenceBound)
+    with torch.no_grad():
+        values = acquisition(test_X.unsqueeze(-2)).numpy()
+    np.testing.assert_allclose(values, mean + width * std, rtol=1e-7, atol=1e-7)
+
+
+def test_width_rule_matches_the_width_functions_of_the_confidence_layer():
+    # The rule's arithmetic is the policy's of old: UpperConfidenceBound with beta =
+    # width^2, the width from the model's information gain and number of observations.
+    kernel, X, Y, test_X = _data(t=12)
+    eta = 0.05
+    for width_function, regularization in (
+        (AYGPUCBWidth(B, SIGMA, DELTA, SIGMA**2 / C), SIGMA**2 / C),
+        (IGPUCBWidth(B, SIGMA, DELTA, eta), 1.0 + eta),
+    ):
+        rule = WidthRule(_empty_model(kernel, regularization), width_function)
+        _feed(rule, X, Y)
+        gamma = rule.model.information_gain().detach()
+        if isinstance(width_function, AYGPUCBWidth):
+            width = ay_gp_ucb_width(gamma, B, SIGMA, DELTA, regularization)
+        else:
+            width = igp_ucb_width(gamma, len(X), B, SIGMA, DELTA, eta)
+        assert torch.equal(rule.width, width)
+        with torch.no_grad():
+            values = rule.acquisition()(test_X.unsqueeze(-2))
+            expected = UpperConfidenceBound(rule.model, beta=width**2)(test_X.unsqueeze(-2))
+        assert torch.equal(values, expected)
+
+
+def test_any_object_with_the_three_methods_drives_kernel_ucb():
+    class CountingRule:
+        """A user's rule: BoTorch's UCB with a fixed width on our GP."""
+
+        def __init__(self, model):
+            self.model, self.updates = model, 0
+
+        def acquisition(self):
+            return UpperConfidenceBound(self.model, beta=4.0)
+
+        def update(self, X, Y):
+            self.model.append_observations(X, Y)
+            self.updates += 1
+
+        def diagnostics(self):
+            return {"updates": float(self.updates)}
+
+    kernel, X, Y, test_X = _data(t=5)
+    policy = KernelUCB(CountingRule(_empty_model(kernel, 0.1)), name="fixed-width")
+    for x, y in zip(X, Y):
+        policy.update(x, y, {}, torch.Generator())
+    chosen = policy.select({"_actions": test_X}, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        values = policy.rule.acquisition()(test_X.unsqueeze(-2))
+    assert torch.equal(chosen, test_X[int(values.argmax())])
+    assert policy.diagnostics() == {"updates": 5.0}

@@ -1,0 +1,84 @@
+"""Shared instances and dense oracles of paper 002's formulas for the martingale-mixture
+tests: a NumPy transcription of eq. (8), Cor. 4.3 and eq. (12), and cvxpy's SOCP of
+eq. (10)."""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+import torch
+from gpytorch.kernels import MaternKernel, RBFKernel
+
+B, SIGMA, DELTA = 10.0, 0.1, 0.01
+DTYPES = (torch.float64, torch.float32)
+
+
+def make_kernel(name: str, lengthscale: float):
+    kernel = RBFKernel() if name == "rbf" else MaternKernel(nu={"m32": 1.5, "m52": 2.5}[name])
+    kernel = kernel.to(torch.float64)
+    kernel.lengthscale = lengthscale
+    kernel.requires_grad_(False)
+    return kernel
+
+
+def gram(kernel, X1, X2) -> np.ndarray:
+    with torch.no_grad():
+        return kernel(X1.double(), X2.double()).to_dense().numpy()
+
+
+def instance(name="rbf", t=40, d=3, lengthscale=0.3, seed=0, norm=B, noise=SIGMA):
+    """``t`` noisy observations of an RKHS function with ``||f||_H = norm``."""
+    generator = torch.Generator().manual_seed(seed)
+    kernel = make_kernel(name, lengthscale)
+    Z = torch.rand(15, d, generator=generator, dtype=torch.float64)
+    w = torch.randn(15, generator=generator, dtype=torch.float64)
+    w = w * norm / math.sqrt(w @ torch.as_tensor(gram(kernel, Z, Z)) @ w)
+    X = torch.rand(t, d, generator=generator, dtype=torch.float64)
+    f = torch.as_tensor(gram(kernel, X, Z)) @ w
+    Y = (f + noise * torch.randn(t, generator=generator, dtype=torch.float64)).unsqueeze(-1)
+    test_X = torch.rand(6, d, generator=generator, dtype=torch.float64)
+    return kernel, X, Y, test_X
+
+
+# ---------------------------------------------------------------- dense oracles
+def dense_radius_squared(K, y, sigma, c, delta) -> float:
+    """Eq. (8) of paper 002, transcribed."""
+    M = np.eye(len(y)) + c * K / sigma**2
+    return float(
+        y @ np.linalg.solve(M, y)
+        + sigma**2 * np.linalg.slogdet(M)[1]
+        + 2 * sigma**2 * math.log(1 / delta)
+    )
+
+
+def dense_radius_tilde_squared(K, y, radius_sq, norm, alpha) -> float:
+    """Cor. 4.3: R^2 + alpha B^2 - y^T y + y^T Phi (V + alpha I)^{-1} Phi^T y, with
+    Phi (V + alpha I)^{-1} Phi^T = K (K + alpha I)^{-1} (push-through identity)."""
+    t = len(y)
+    return float(
+        radius_sq + alpha * norm**2 - y @ y + y @ K @ np.linalg.solve(K + alpha * np.eye(t), y)
+    )
+
+
+def dense_dual_objective(K, kx, kxx, y, radius_sq, norm, alpha, sign=1.0) -> float:
+    """The objective of eq. (12) (``sign=-1``: the mirrored lower bound)."""
+    A = np.linalg.inv(K + alpha * np.eye(len(y)))
+    mu = kx @ A @ y
+    rho = math.sqrt(max(kxx - kx @ A @ kx, 0.0))
+    rt = math.sqrt(max(dense_radius_tilde_squared(K, y, radius_sq, norm, alpha), 0.0))
+    return mu + sign * rt / math.sqrt(alpha) * rho
+
+
+def socp_bound(K, kx, kxx, y, radius, norm, upper=True) -> float:
+    """Eq. (10) of paper 002 with cvxpy: max / min k_{t+1}(x)^T w s.t. the two cones."""
+    t = len(y)
+    full = np.block([[K, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
+    eigenvalues, eigenvectors = np.linalg.eigh(full)
+    root = np.sqrt(np.clip(eigenvalues, 0, None))[:, None] * eigenvectors.T  # L^T L = K_{t+1}
+    w = cp.Variable(t + 1)
+    objective = np.append(kx, kxx) @ w
+    constraints = [cp.norm(full[:t, :] @ w - y) <= radius, cp.norm(root @ w) <= norm]
+    sense = cp.Maximize(objective) if upper else cp.Minimize(objective)
+    return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL)
