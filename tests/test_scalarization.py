@@ -214,13 +214,3 @@ def test_weight_samplers_draw_the_published_weights():
     ]
     np.testing.assert_allclose(_np(linear), expected_linear, rtol=1e-14)
     np.testing.assert_allclose(_np(chebyshev), expected_chebyshev, rtol=1e-14)
-
-
-@pytest.mark.filterwarnings("ignore")
-def test_examples_run():
-    import doctest
-
-    import botorch_mtucb.scalarization as module
-
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0

@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = ["t", "torch [s]", "search [s]", "DMM [s]", "cvxpy [s]", "ratio"]
     print(format_table(rows, [*header, "max rel diff", "max(ours-cvxpy)"]))
     print("torch: eigen-decomposition + 1-D searches (first call); search: a second call "
-          "(the decomposition cached); DMM: the 5-point grid bound (first call: builds its five "
-          "inverses from the spectrum); cvxpy: scaled from the "
+          "(the decomposition cached); DMM: the 5-point grid bound (first call: factors "
+          "K_t + alpha I for its five alphas); cvxpy: scaled from the "
           "subset; ratio = cvxpy / torch.")  # fmt: skip
     return 0

@@ -39,8 +39,12 @@ class UniformSimilarityTaskKernel(IndexKernel):
 
     Example:
         >>> task_kernel = UniformSimilarityTaskKernel(num_tasks=3, omega=0.4)
-        >>> task_kernel.covar_matrix  # 3 x 3
-        >>> UniformSimilarityTaskKernel.from_b(num_tasks=3, b=1.5).omega  # 0.4
+        >>> task_kernel.covar_matrix.to_dense().detach()  # 3 x 3: 0.4 I + 0.6 11^T / 3
+        tensor([[0.6000, 0.2000, 0.2000],
+                [0.2000, 0.6000, 0.2000],
+                [0.2000, 0.2000, 0.6000]])
+        >>> round(float(UniformSimilarityTaskKernel.from_b(num_tasks=3, b=1.5).omega), 6)
+        0.4
     """
 
     def __init__(

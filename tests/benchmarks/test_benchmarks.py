@@ -9,7 +9,6 @@ import sys
 
 import pytest
 import torch
-from doctest_examples import run_examples
 
 from botorch_mtucb.__main__ import main
 from botorch_mtucb.benchmarks import BENCHMARKS
@@ -71,22 +70,3 @@ def test_mt_bkb_scaling_quick(tmp_path, capsys):
     numbers = json.loads(output.with_suffix(".json").read_text())
     assert [r["t"] for r in numbers["results"]] == [100, 250, 500]
     assert all(r["ratio"] > 0 for r in numbers["results"]) and numbers["threads"] == 1
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "botorch_mtucb.__main__",
-        "botorch_mtucb.benchmarks",
-        "botorch_mtucb.benchmarks.icm_posterior",
-        "botorch_mtucb.benchmarks.mm_bound_vs_cvxpy",
-        "botorch_mtucb.benchmarks.mt_bkb_scaling",
-        "botorch_mtucb.benchmarks.timing",
-    ],
-)
-def test_examples(name, tmp_path, monkeypatch):
-    """The ``Example:`` blocks of the benchmarks' docstrings (cvxpy's need cvxpy)."""
-    if "cvxpy" in name or name == "botorch_mtucb.benchmarks":
-        pytest.importorskip("cvxpy")
-    monkeypatch.chdir(tmp_path)
-    run_examples(name)

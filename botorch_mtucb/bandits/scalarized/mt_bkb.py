@@ -7,7 +7,7 @@ the dictionary accuracy and the width:
 
 * MT-BKB: the multi-task kernel, ``q`` and width ``beta~_t`` of Theorem 3;
 * IT-BKB: independent tasks (``Gamma = k diag(B_11, ..., B_nn)``), each learned as in
-  BKB (Calandriello et al. 2019: regularization ``lambda = eta``, dictionary drawn with
+  BKB (Calandriello et al. 2019: regularization ``lambda``, dictionary drawn with
   ``min(q_bar sigma~^2 / lambda, 1)``, width of their Theorem 1), the width scaled by
   ``sqrt(n)`` (paper 000, Section 5 and Appendix E).
 """
@@ -137,7 +137,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
     r"""IT-BKB: independent tasks learned with BKB, width scaled by ``sqrt(n)``.
 
     The baseline of paper 000 (Section 5, Appendix E). Task ``i`` is a scalar GP with
-    kernel ``task_variances[i] * k`` and regularization ``lambda = eta``, sketched as in
+    kernel ``task_variances[i] * k`` and regularization ``lambda``, sketched as in
     BKB (Calandriello et al. 2019): the dictionary is redrawn after every observation
     with probabilities ``min(q_bar sigma~^2(x_s) / lambda, 1)``, ``q_bar`` from BKB's
     Theorem 1 (``6 alpha log(4 T / delta) / eps^2``). The tasks share one dictionary
@@ -151,7 +151,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         data_kernel: The scalar kernel ``k``.
         task_variances: ``n`` prior variances (the diagonal of ``B``).
         domain, rkhs_norm_bound, noise_std, delta, eps: As for MT-BKB.
-        eta: BKB's regularization ``lambda > 0`` (paper 000 uses 0.1 for every method).
+        regularization: BKB's regularization ``lambda > 0`` (paper 000 uses 0.1 for every method).
         accuracy: BKB's ``q_bar >= 1`` (default from ``eps``, ``delta`` and
             ``horizon``); the sketch uses ``q = max(q_bar / lambda, 1)`` on
             unnormalized variances.
@@ -180,7 +180,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         domain: Domain,
         rkhs_norm_bound: float,
         noise_std: float,
-        eta: float = 0.1,
+        regularization: float = 0.1,
         delta: float = 0.1,
         eps: float = 0.5,
         accuracy: float | None = None,
@@ -195,7 +195,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         self.noise_std = noise_std
         self.delta = delta
         self.eps = check_eps(eps)
-        self.eta = eta
+        self.regularization = regularization
         self.accuracy = _accuracy(accuracy, self.eps, delta, horizon)
         if self.accuracy < 1:
             raise ValueError(f"accuracy (q_bar) must be >= 1, got {self.accuracy}")
@@ -209,8 +209,8 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
             domain,
             data_kernel,
             torch.diag(task_variances).to(reference),
-            eta,
-            accuracy=max(self.accuracy / eta, 1.0),
+            regularization,
+            accuracy=max(self.accuracy / regularization, 1.0),
             seed=seed,
         )
         self._width = self.width()
@@ -221,7 +221,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
 
     def task_widths(self) -> Tensor:
         """BKB's width of each task (per unit of its posterior std), ``n``."""
-        variance_sum = self.model.train_variances.sum(0).to(torch.float64) / self.eta
+        variance_sum = self.model.train_variances.sum(0).to(torch.float64) / self.regularization
         t = self.model.train_X.shape[0]
         widths = [
             bkb_width(
@@ -231,7 +231,7 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
                 self.noise_std,
                 self.delta,
                 self.eps,
-                self.eta,
+                self.regularization,
                 float(self.kernel_bounds[i]),
             )
             for i in range(self.num_tasks)

@@ -52,7 +52,6 @@ def _independent_task_arguments(problem: MultiTaskProblem) -> dict[str, Any]:
         "domain": problem.domain,
         "rkhs_norm_bound": problem.independent_rkhs_norm_bound,
         "noise_std": problem.noise_std,
-        "eta": problem.regularization,
         "delta": DELTA,
     }
 
@@ -86,7 +85,9 @@ def build_it_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         >>> build_it_kb(rkhs_problem(2, seed=0)).name
         'IT-KB'
     """
-    return IndependentTaskKernelizedBandit(**_independent_task_arguments(problem))
+    return IndependentTaskKernelizedBandit(
+        **_independent_task_arguments(problem), eta=problem.regularization
+    )
 
 
 def build_mt_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
@@ -120,12 +121,15 @@ def build_it_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         'IT-BKB'
     """
     return IndependentTaskBudgetedKernelizedBandit(
-        **_independent_task_arguments(problem), eps=EPS, horizon=horizon or DEFAULT_HORIZON
+        **_independent_task_arguments(problem),
+        regularization=problem.regularization,
+        eps=EPS,
+        horizon=horizon or DEFAULT_HORIZON,
     )
 
 
 def build_mobo(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
-    """MOBO: independent GPs (``k diag(B)``, noise ``eta``) with a scalarized GP-UCB; on a
+    """MOBO: independent GPs (``k diag(B)``, regularization ``eta``) with a scalarized GP-UCB; on a
     box domain its radius counts the problem's regret points as the domain's size.
 
     Args:

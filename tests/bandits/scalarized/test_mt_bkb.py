@@ -148,7 +148,7 @@ def test_it_bkb_sketch_uses_q_bar_over_lambda():
         FiniteDomain(problem.points),
         RKHS,
         SIGMA,
-        eta=0.2,
+        regularization=0.2,
         accuracy=3.0,
     )
     assert policy.model.accuracy == pytest.approx(3.0 / 0.2)

@@ -68,8 +68,8 @@ def test_exact_bound_is_the_minimum_over_a_dense_alpha_grid():
 
 
 def test_exact_bound_matches_cvxpy_at_t_300():
-    # The speed-up over cvxpy is measured by benchmarks/mm_bound_vs_cvxpy.py (not a
-    # timed unit test); here only the agreement at the benchmark's size.
+    # The speed-up over cvxpy is measured by `python -m botorch_mtucb benchmark
+    # mm-bound-vs-cvxpy` (not a timed unit test); here only the agreement at its size.
     kernel, X, Y, test_X = instance("m52", t=300, seed=8, lengthscale=0.5)
     candidates = torch.rand(100, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=0.2)
