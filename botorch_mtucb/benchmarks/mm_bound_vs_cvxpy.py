@@ -27,7 +27,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
+from botorch_mtucb.benchmarks.timing import (
+    benchmark_parser,
+    median_seconds,
+    nonnegative_int,
+    positive_int,
+)
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.experiments.report import format_table, pinned_threads
 from botorch_mtucb.problems import RKHSTestFunction, make_kernel
@@ -136,10 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         0
     """
     parser = benchmark_parser("mm-bound-vs-cvxpy", DESCRIPTION, "t = 100 only, 2 cvxpy solves")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
-    parser.add_argument("--subset", type=int, nargs="+", default=[10, 5, 2],
+    parser.add_argument("--sizes", type=positive_int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--subset", type=positive_int, nargs="+", default=[10, 5, 2],
                         help="cvxpy candidates per size (scaled to 100)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=nonnegative_int, default=0)
     args = parser.parse_args(argv)
     try:
         import cvxpy  # noqa: F401  (a test-only dependency)

@@ -54,6 +54,38 @@ def median_seconds(
     return statistics.median(times), state["result"]
 
 
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: an integer ``>= 1`` (else a one-line usage error).
+
+    Example:
+        >>> positive_int("3")
+        3
+    """
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """An ``argparse`` type: an integer ``>= 0`` (else a one-line usage error).
+
+    Example:
+        >>> nonnegative_int("0")
+        0
+    """
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= {minimum}, got {text!r}"
+        ) from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+    return value
+
+
 def benchmark_parser(name: str, description: str, quick: str) -> argparse.ArgumentParser:
     """The argument parser of ``python -m botorch_mtucb benchmark NAME``: ``--quick``
     (described by ``quick``) and ``--threads`` (torch threads, default 1; 0 keeps
@@ -71,7 +103,7 @@ def benchmark_parser(name: str, description: str, quick: str) -> argparse.Argume
     parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument(
         "--threads",
-        type=int,
+        type=nonnegative_int,
         default=1,
         help="torch threads (default 1: comparable on shared machines; 0: torch's default)",
     )

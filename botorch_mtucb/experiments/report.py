@@ -465,13 +465,14 @@ def experiment_options(
         >>> experiment_options("000-sine", {"data": "x.npz"}, {"horizon": 200})
         Traceback (most recent call last):
         ...
-        ValueError: experiment '000-sine' takes no option(s) ['data']; its options: ['horizon']
+        ValueError: experiment '000-sine' takes no option(s) ['data'] (its options, keyword
+        arguments of run_experiment: ['horizon'])
     """
     unknown = set(options) - set(defaults)
     if unknown:
         raise ValueError(
-            f"experiment {experiment!r} takes no option(s) {sorted(unknown)}; "
-            f"its options: {sorted(defaults)}"
+            f"experiment {experiment!r} takes no option(s) {sorted(unknown)} (its options, "
+            f"keyword arguments of run_experiment: {sorted(defaults)})"
         )
     return {
         key: default if options.get(key) is None else options[key]
