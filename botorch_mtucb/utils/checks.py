@@ -599,3 +599,71 @@ def homoskedastic_noise_std(model: object) -> float:
     if noise.numel() != 1:
         raise ValueError("the model's likelihood noise is not a single value; pass noise_std")
     return math.sqrt(float(noise))
+
+
+def check_sum_of_squares(Y: Tensor, name: str) -> None:
+    """``sum_i y_i^2`` of ``Y`` is finite in float64 (a least-squares radius such as
+    paper 002's eq. (8) does not overflow).
+
+    Raises:
+        ValueError: If the sum of squares overflows, naming ``name``.
+
+    Example:
+        >>> check_sum_of_squares(torch.tensor([[1e150], [2.0]], dtype=torch.float64), "train_Y")
+        >>> try:
+        ...     check_sum_of_squares(torch.tensor([[1e300]], dtype=torch.float64), "train_Y")
+        ... except ValueError as error:
+        ...     print(str(error)[:56])
+        train_Y is too large for float64: the sum of its squares
+    """
+    total = float(Y.detach().to(torch.float64).square().sum())
+    if not math.isfinite(total):
+        largest = float(Y.detach().abs().max())
+        raise ValueError(
+            f"{name} is too large for float64: the sum of its squares overflows (largest "
+            f"|y| = {largest:.3g}), so the radius R_t^2 of paper 002's eq. (8) is not "
+            f"finite; rescale {name} (and rkhs_norm_bound and noise_std by the same factor)"
+        )
+
+
+def check_normal_floats(values: dict[str, float]) -> None:
+    """Each derived number of ``values`` (a description such as ``"noise_std**2"``: its
+    value) is a normal, finite positive float64: it neither overflows to ``inf`` nor
+    underflows to ``0`` (or below the smallest normal float).
+
+    Raises:
+        ValueError: Naming the first number out of range.
+
+    Example:
+        >>> noise_std = 1e-200
+        >>> check_normal_floats({"noise_std**2": 0.1 * 0.1})
+        >>> try:
+        ...     check_normal_floats({"noise_std**2": noise_std * noise_std})
+        ... except ValueError as error:
+        ...     print(error)
+        noise_std**2 = 0 underflows float64 (it must lie in [2.23e-308, 1.8e+308])
+    """
+    info = torch.finfo(torch.float64)
+    for name, value in values.items():
+        if not info.tiny <= value <= info.max:
+            problem = "overflows" if value > 1.0 else "underflows"
+            raise ValueError(
+                f"{name} = {value:g} {problem} float64 (it must lie in "
+                f"[{info.tiny:.3g}, {info.max:.3g}])"
+            )
+
+
+def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
+    """The dtype of values computed at points ``X``: ``X``'s floating dtype, ``float64``
+    for integer ``X`` (cast like BoTorch does).
+
+    Raises:
+        TypeError: For boolean or complex ``X``.
+
+    Example:
+        >>> real_output_dtype(torch.tensor([[1, 2]])), real_output_dtype(torch.zeros(1, 2))
+        (torch.float64, torch.float32)
+    """
+    if X.dtype == torch.bool or X.is_complex():
+        raise TypeError(f"{name} must be a real (floating or integer) tensor, got dtype {X.dtype}")
+    return X.dtype if X.is_floating_point() else torch.float64

@@ -1,8 +1,8 @@
 """Paper 002's martingale-mixture confidence bounds (exact, grid and analytic).
 
 ``radius`` (eq. (8) and Cor. 4.3), ``alpha_search`` (the dual of eq. (12)),
-``gram_cache`` (the regularized inverses of Appendix E.2), ``emptiness`` (the empty-set
-test of Lemma 4.2 and its error) and ``bound`` (``MartingaleMixtureBound``).
+``gram_cache`` (the Cholesky factors of ``K_t + alpha I``, Appendix E.2), ``emptiness``
+(the empty-set test of Lemma 4.2 and its error) and ``bound`` (``MartingaleMixtureBound``).
 """
 
 from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound

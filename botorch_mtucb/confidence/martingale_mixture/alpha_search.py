@@ -35,6 +35,8 @@ from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum, rad
 
 GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # 0.618...
 GOLDEN_STEPS = 32  # brackets of two decades shrink to 2 * 0.618^32 = 4e-7 decades
+BASE_MARGIN = 1e-2  # the search starts at least two decades below sigma^2 / c
+ROUND_OFF_FLOOR = 1e-12  # ... but not below 1e-12 lambda_max
 
 
 def posterior_std(prior_variance: Tensor, explained_variance: Tensor) -> Tensor:
@@ -163,7 +165,15 @@ class SpectralDual:
 
 def search_range(eigenvalues: Tensor, base_alpha: float) -> tuple[float, float]:
     r"""``[alpha_lo, alpha_hi]`` of the search: 8 decades around ``sigma^2 / c`` and the
-    spectrum, floored at ``1e-10 lambda_max`` (round-off of the eigenvalues).
+    spectrum, floored at ``1e-10 lambda_max`` (round-off of the eigenvalues); the floor
+    gives way down to ``BASE_MARGIN sigma^2 / c``, but never below ``ROUND_OFF_FLOOR
+    lambda_max``.
+
+    The second rule keeps ``sigma^2 / c`` (the analytic bound's alpha) and the DMM grid
+    ``{0.1, ..., 10} sigma^2 / c`` inside the search when the noise is tiny next to the
+    spectrum (``sigma^2 / c < 1e-8 lambda_max``), so that exact ``<=`` grid ``<=``
+    analytic holds there too; below ``ROUND_OFF_FLOOR lambda_max`` the eigenvalues'
+    round-off (about ``t eps lambda_max``) would dominate ``lambda_i + alpha``.
 
     Args:
         eigenvalues: The spectrum ``lambda`` of ``K_t`` (``t``, may be empty).
@@ -174,11 +184,15 @@ def search_range(eigenvalues: Tensor, base_alpha: float) -> tuple[float, float]:
         >>> from botorch_mtucb.confidence.martingale_mixture.alpha_search import search_range
         >>> search_range(torch.tensor([0.5, 2.0]), base_alpha=0.01)  # 1e-10 x 2 and 1e8 x 2
         (2e-10, 200000000.0)
+        >>> search_range(torch.tensor([0.5, 20.0]), base_alpha=1e-8)[0]  # 1e-2 x 1e-8
+        1e-10
+        >>> search_range(torch.tensor([0.5, 20.0]), base_alpha=1e-20)[0]  # 1e-12 x 20
+        2e-11
     """
     lam_max = float(eigenvalues.max()) if eigenvalues.numel() else 0.0
     low = max(1e-8 * min(base_alpha, lam_max if lam_max > 0 else base_alpha), 1e-10 * lam_max)
     high = 1e8 * max(base_alpha, lam_max)
-    return low, high
+    return max(min(low, BASE_MARGIN * base_alpha), ROUND_OFF_FLOOR * lam_max), high
 
 
 def minimize_over_grid(

@@ -42,11 +42,14 @@ from botorch_mtucb.utils.checks import (
     check_alphas,
     check_delta,
     check_exact_gp,
+    check_normal_floats,
     check_positive,
     check_query_points,
+    check_sum_of_squares,
     check_training_data,
     check_unbatched_kernel,
     homoskedastic_noise_std,
+    real_output_dtype,
 )
 
 _DTYPE = torch.float64
@@ -67,7 +70,10 @@ class MartingaleMixtureBound(Module):
 
     The lower bounds are the mirror images (``max`` over ``alpha`` of
     ``mu_alpha - R~_alpha / sqrt(alpha) rho_alpha``). Exact ``<=`` grid ``<=`` analytic
-    for the upper bound whenever the grid contains the analytic ``alpha``.
+    for the upper bound whenever the grid contains the analytic ``alpha`` and lies in the
+    exact bound's search range (``alpha_search.search_range``: it holds DMM's grid
+    ``{0.1, ..., 10} sigma^2 / c`` unless ``sigma^2 / c < 1e-10 lambda_max``), up to the
+    round-off of the two routes (eigen-decomposition and Cholesky factors).
 
     Costs: the exact bound needs the eigen-decomposition of ``K_t`` (``O(t^3)``, once per
     data set), then ``O(t^2)`` per point for ``U^T k_t(x)`` and ``O(t)`` per ``alpha`` of the
@@ -128,8 +134,12 @@ class MartingaleMixtureBound(Module):
             TypeError: If ``train_X`` / ``train_Y`` are not tensors or ``kernel`` is not
                 a GPyTorch ``Kernel``.
             ValueError: For ``train_X`` not ``t x d``, ``train_Y`` not ``t x 1``,
-                NaN/inf data, a batched kernel, ``delta`` outside (0, 1), or
-                ``rkhs_norm_bound``, ``noise_std`` or ``mixture_scale`` ``<= 0``.
+                NaN/inf data, a batched kernel, ``delta`` outside (0, 1),
+                ``rkhs_norm_bound``, ``noise_std`` or ``mixture_scale`` ``<= 0``, a
+                ``train_Y`` whose sum of squares overflows float64 (or a radius
+                ``R_t^2`` that does), or ``rkhs_norm_bound^2``, ``noise_std^2`` or
+                ``noise_std^2 / mixture_scale`` outside float64's normal range (each
+                would give NaN bounds).
             EmptyConfidenceSetError: If the data contradict ``rkhs_norm_bound`` and
                 ``noise_std`` (the confidence set is empty).
         """
@@ -140,6 +150,12 @@ class MartingaleMixtureBound(Module):
         self.noise_std = check_positive(noise_std, "noise_std")
         self.delta = check_delta(delta)
         self.mixture_scale = check_positive(mixture_scale, "mixture_scale")
+        check_normal_floats({
+            "rkhs_norm_bound**2": self.rkhs_norm_bound * self.rkhs_norm_bound,
+            "noise_std**2": self.noise_std * self.noise_std,
+            "noise_std**2 / mixture_scale": self.noise_std * self.noise_std / self.mixture_scale,
+        })  # fmt: skip
+        check_sum_of_squares(train_Y, "train_Y")
         self.kernel = copy.deepcopy(kernel).to(device=train_X.device, dtype=_DTYPE)
         for parameter in self.kernel.parameters():
             parameter.requires_grad_(False)
@@ -246,10 +262,24 @@ class MartingaleMixtureBound(Module):
         ``y^T (I + c K / sigma^2)^{-1} y + sigma^2 ln det(I + c K / sigma^2)
         + 2 sigma^2 ln(1 / delta)``, computed as ``s y^T (K + s I)^{-1} y + sigma^2
         ln det(I + K / s) + ...`` with ``s = sigma^2 / c``.
+
+        Raises:
+            ValueError: If ``R_t^2`` overflows float64 (observations too large for
+                ``noise_std``); the bounds would be NaN (``R~^2 = inf - inf``).
         """
         index = self.cache.index(self.base_alpha)
         fit = self.cache.data_fit(self.train_Y, index)[0]  # s y^T (K + s I)^{-1} y
-        return radius_squared(fit, self.cache.log_det(index)[0], self.noise_std, self.delta)
+        value = radius_squared(fit, self.cache.log_det(index)[0], self.noise_std, self.delta)
+        if not torch.isfinite(value):  # would give NaN bounds (R~^2 = inf - inf)
+            raise ValueError(
+                f"the radius R_t^2 of paper 002's eq. (8) is {float(value)}: the data fit "
+                f"y^T (I + c K / sigma^2)^{{-1}} y (computed as s ||L_s^{{-1}} y||^2, s = "
+                f"sigma^2 / c) overflows float64 for the observations "
+                f"(train_Y and the Y of append_observations, largest |y| = "
+                f"{float(self.train_Y.abs().max()):.3g}) at noise_std = {self.noise_std:g}; "
+                "rescale them (and rkhs_norm_bound and noise_std by the same factor)"
+            )
+        return value
 
     def radius_tilde_squared(self, alphas: float | Sequence[float] | Tensor) -> Tensor:
         r"""``R~_alpha^2`` of Cor. 4.3 for each ``alpha`` (float64, shape of ``alphas``).
@@ -298,7 +328,12 @@ class MartingaleMixtureBound(Module):
 
         Every cached ``alpha`` (``sigma^2 / c`` and those of the grid bounds used so
         far) is updated in ``O(t^2)`` per observation (``RegularizedGramCache``); the
-        eigen-decomposition is recomputed at the next exact bound.
+        eigen-decomposition is recomputed at the next exact bound. Bordering the
+        Cholesky factors is as accurate as factorizing ``K_t + alpha I`` afresh. Both
+        are limited by the round-off of ``K_t`` itself (about ``eps lambda_max``), which
+        ``R_t^2`` and the analytic bound feel relative to ``alpha``: with ``alpha`` ten
+        or more decades below ``lambda_max`` (tiny noise, smooth kernels) they move by
+        more than ``1e-8`` relative under that round-off, whichever way they are built.
 
         Args:
             X: ``m x d`` new inputs.
@@ -308,7 +343,8 @@ class MartingaleMixtureBound(Module):
             ``self``.
 
         Raises:
-            ValueError: For wrong shapes or NaN/inf.
+            ValueError: For wrong shapes, NaN/inf, or observations whose sum of squares
+                overflows float64 (checked before anything is added).
             EmptyConfidenceSetError: Not raised here; the next bound raises it.
 
         Example:
@@ -322,6 +358,7 @@ class MartingaleMixtureBound(Module):
             2
         """
         check_training_data(X, Y, dim=self.train_X.shape[-1], names=("X", "Y"))
+        check_sum_of_squares(torch.cat([self.train_Y, Y.detach().to(self.train_Y)]), "Y")
         X = X.detach().to(self.train_X)
         Y = Y.detach().to(self.train_X)
         with torch.no_grad():
@@ -347,10 +384,12 @@ class MartingaleMixtureBound(Module):
                 single ``alpha`` for the analytic bound of Cor. 4.6 (AMM-UCB).
 
         Returns:
-            A ``batch`` tensor in ``X``'s dtype (units of ``f``). Gradients with
-            respect to ``X`` flow through the bound at the minimizing ``alpha``.
+            A ``batch`` tensor in ``X``'s floating dtype, float64 for integer ``X``
+            (units of ``f``). Gradients with respect to ``X`` flow through the bound at
+            the minimizing ``alpha``.
 
         Raises:
+            TypeError: For boolean or complex ``X``.
             ValueError: For ``X`` not ``... x d`` or with NaN/inf, or non-positive /
                 non-finite ``alphas``.
             EmptyConfidenceSetError: If the data contradict the assumptions (the
@@ -380,6 +419,7 @@ class MartingaleMixtureBound(Module):
         self, X: Tensor, alphas: float | Sequence[float] | Tensor | None, sign: float
     ) -> tuple[Tensor, Tensor]:
         check_query_points(X, self.train_X.shape[-1])
+        dtype = real_output_dtype(X)
         batch_shape, d = X.shape[:-1], X.shape[-1]
         flat = X.reshape(-1, d).to(device=self.train_X.device, dtype=_DTYPE)
         if alphas is None:
@@ -389,7 +429,7 @@ class MartingaleMixtureBound(Module):
         if flat.requires_grad and not value.requires_grad:
             # a bound that does not depend on X (no data, stationary kernel): zero gradient
             value = value + 0.0 * flat.sum(-1)
-        return value.reshape(batch_shape).to(X.dtype), alpha.reshape(batch_shape)
+        return value.reshape(batch_shape).to(dtype), alpha.reshape(batch_shape)
 
     def _prior_terms(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """``k(x, x)`` (``N``) and ``k_t(x)`` (``N x t``)."""
@@ -399,7 +439,7 @@ class MartingaleMixtureBound(Module):
         return kxx, cross
 
     def _grid(self, X: Tensor, alphas: Tensor, sign: float) -> tuple[Tensor, Tensor]:
-        """``min_{alpha in A}`` of eq. (12) with the cached inverses (``O(t^2)`` per
+        """``min_{alpha in A}`` of eq. (12) with the cached factors (``O(t^2)`` per
         point and alpha)."""
         with torch.no_grad():
             index = self.cache.ensure(alphas)
