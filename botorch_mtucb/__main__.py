@@ -16,6 +16,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     the exit code.
 
     Example:
+        >>> from botorch_mtucb.__main__ import main
         >>> main(["benchmark", "--list"])  # doctest: +ELLIPSIS
         icm-posterior ...
         0

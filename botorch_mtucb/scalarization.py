@@ -36,6 +36,8 @@ class Scalarization(Module):
     calls ``forward``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import LinearScalarization, Scalarization
         >>> s = LinearScalarization(torch.tensor([0.3, 0.7], dtype=torch.float64))
         >>> isinstance(s, Scalarization), s.num_tasks
         (True, 2)
@@ -90,6 +92,8 @@ class LinearScalarization(Scalarization):
         TypeError, ValueError: For a non-tensor, NaN/inf or negative weights.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import LinearScalarization
         >>> s = LinearScalarization(torch.tensor([0.3, 0.7]))
         >>> s(torch.tensor([[1.0, 2.0]]))
         tensor([1.7000])
@@ -122,6 +126,8 @@ class ChebyshevScalarization(Scalarization):
             reference point whose last dimension differs from the weights'.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import ChebyshevScalarization
         >>> s = ChebyshevScalarization(torch.tensor([0.5, 0.5]), torch.zeros(2))
         >>> s(torch.tensor([[1.0, 3.0]]))
         tensor([0.5000])
@@ -176,6 +182,8 @@ def sample_linear_weights(
         ValueError: If ``num_tasks < 1``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import sample_linear_weights
         >>> sample_linear_weights(3, generator=torch.Generator().manual_seed(0))
         tensor([0.0347, 0.3387, 0.6266], dtype=torch.float64)
     """
@@ -200,6 +208,8 @@ def sample_chebyshev_weights(
         ValueError: If ``num_tasks < 1``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import sample_chebyshev_weights
         >>> generator = torch.Generator().manual_seed(0)
         >>> sample_chebyshev_weights(3, torch.Size([2]), generator=generator)
         tensor([[0.8636, 0.0885, 0.0478],

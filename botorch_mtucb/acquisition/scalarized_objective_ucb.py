@@ -24,7 +24,9 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
     standard deviation directly (unlike BoTorch's ``UpperConfidenceBound(beta=...)``).
 
     Example:
+        >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> from botorch_mtucb.acquisition import ScalarizedObjectiveUCB
         >>> from botorch_mtucb.scalarization import LinearScalarization
         >>> train_X = torch.rand(8, 2, dtype=torch.float64)
         >>> model = ModelListGP(*[SingleTaskGP(train_X, train_X[:, i : i + 1]) for i in (0, 1)])

@@ -24,7 +24,9 @@ def posterior_mean_and_covariance(model: Model, X: Tensor) -> tuple[Tensor, Tens
     without a ``distribution`` falls back to its diagonal ``variance``.
 
     Example:
+        >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> from botorch_mtucb.acquisition.scalarized_ucb import posterior_mean_and_covariance
         >>> train_X = torch.rand(8, 2, dtype=torch.float64)
         >>> gps = [SingleTaskGP(train_X, train_X[:, i : i + 1].sin()) for i in range(2)]
         >>> mean, covariance = posterior_mean_and_covariance(
@@ -50,6 +52,8 @@ def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
     Negative round-off is clipped; the gradient is finite (zero where clipped).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.acquisition.scalarized_ucb import largest_eigenvalue_sqrt
         >>> largest_eigenvalue_sqrt(torch.tensor([[4.0, 0.0], [0.0, 1.0]]))
         tensor(2.)
     """
@@ -72,10 +76,12 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
     BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
 
     Example:
+        >>> import torch
         >>> from botorch.optim import optimize_acqf
-        >>> from botorch_mtucb.scalarization import ChebyshevScalarization
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
         >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from botorch_mtucb.scalarization import ChebyshevScalarization
         >>> train_X = torch.rand(8, 2, dtype=torch.float64)
         >>> train_Y = torch.randn(8, 2, dtype=torch.float64)
         >>> task_covariance = 0.5 * torch.eye(2, dtype=torch.float64) + 0.5

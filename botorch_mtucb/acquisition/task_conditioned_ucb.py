@@ -29,6 +29,7 @@ class TaskConditionedUCB(AcquisitionFunction):
         >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
         >>> from botorch.optim import optimize_acqf, optimize_acqf_discrete
+        >>> from botorch_mtucb.acquisition import TaskConditionedUCB
         >>> train_X = torch.rand(8, 2, dtype=torch.float64)
         >>> task_data = [train_X.sum(-1, keepdim=True) * k for k in (1.0, 2.0, 3.0)]
         >>> model = ModelListGP(*[SingleTaskGP(train_X, y) for y in task_data])  # 3 tasks
@@ -94,6 +95,7 @@ class TaskConditionedLCB(TaskConditionedUCB):
         >>> import torch
         >>> from botorch.optim import optimize_acqf_discrete
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.acquisition import TaskConditionedLCB, TaskConditionedUCB
         >>> from botorch_mtucb.models import VectorValuedGP
         >>> train_X = torch.rand(8, 2, dtype=torch.float64)
         >>> train_Y = torch.randn(8, 3, dtype=torch.float64)

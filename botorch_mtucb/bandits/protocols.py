@@ -28,7 +28,8 @@ class Action(Protocol):
     resumed run replays bit-identically.
 
     Example:
-        >>> from botorch_mtucb.bandits import ActiveLearningAction
+        >>> import torch
+        >>> from botorch_mtucb.bandits import Action, ActiveLearningAction
         >>> action = ActiveLearningAction(1, torch.tensor([[0.0], [0.5]]))
         >>> isinstance(action, Action)
         True
@@ -53,7 +54,8 @@ class Environment(Protocol):
     with ``action_type.from_json``).
 
     Example:
-        >>> from botorch_mtucb.bandits import OnlineMultiTaskEnvironment
+        >>> import torch
+        >>> from botorch_mtucb.bandits import Environment, OnlineMultiTaskEnvironment
         >>> from botorch_mtucb.problems import MultiTaskArmProblem
         >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
         >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
@@ -87,7 +89,7 @@ class Policy(Protocol):
     the run file's header and checked on resume).
 
     Example:
-        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.bandits import Policy, RandomPolicy
         >>> isinstance(RandomPolicy(), Policy)
         True
     """

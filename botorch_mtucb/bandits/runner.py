@@ -43,6 +43,7 @@ class StepRecord:
         diagnostics: The policy's ``diagnostics()`` after the update.
 
     Example:
+        >>> from botorch_mtucb.bandits import StepRecord
         >>> record = StepRecord(t=1, x=[0.5], y=[1.2], regret=0.3, seconds=0.01)
         >>> record.x, record.regret
         ([0.5], 0.3)
@@ -73,6 +74,8 @@ def action_to_json(action: Tensor | Action) -> Any:
     """The JSON form of an action: a point's floats (flattened) or ``action.to_json()``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits.runner import action_to_json
         >>> action_to_json(torch.tensor([[0.25, 0.5]]))
         [0.25, 0.5]
     """
@@ -91,6 +94,7 @@ def action_from_json(data: Any, environment: Environment) -> Tensor | Action:
 
     Example:
         >>> from botorch_mtucb.bandits import ActiveMultiTaskEnvironment
+        >>> from botorch_mtucb.bandits.runner import action_from_json
         >>> action_from_json([0.25, 0.5], object())
         tensor([0.2500, 0.5000], dtype=torch.float64)
         >>> data = {"task": 0, "recommendations": [[0.25], [0.5]]}
@@ -164,9 +168,10 @@ def run_policy(
             ``Action``.
 
     Example:
-        >>> from botorch_mtucb.bandits import KernelUCB, confidence_rule
-        >>> from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction
-        >>> from botorch_mtucb.problems import make_kernel
+        >>> import torch
+        >>> from botorch_mtucb.bandits import KernelUCB, confidence_rule, run_policy
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
         >>> kernel = make_kernel("rbf", 0.5)
         >>> generator = torch.Generator().manual_seed(0)
         >>> function = RKHSTestFunction.sample(kernel, 2, 10.0, generator=generator)

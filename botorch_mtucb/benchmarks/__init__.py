@@ -19,6 +19,7 @@ class Benchmark:
     ``main(argv) -> exit code``.
 
     Example:
+        >>> from botorch_mtucb.benchmarks import BENCHMARKS
         >>> BENCHMARKS["icm-posterior"].description.split(";")[0]
         "VectorValuedGP's ICM eigen route vs a dense solve"
     """
@@ -30,6 +31,7 @@ class Benchmark:
         """Run with the command-line arguments ``argv`` (e.g. ``["--quick"]``).
 
         Example:
+            >>> from botorch_mtucb.benchmarks import BENCHMARKS
             >>> BENCHMARKS["mm-bound-vs-cvxpy"].run(["--sizes", "20", "--subset", "1"])
             ... # doctest: +ELLIPSIS
             exact upper bound at 100 candidates, 1 torch thread(s): ...

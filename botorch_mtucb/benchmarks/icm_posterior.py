@@ -96,6 +96,7 @@ def make_kernel() -> RBFKernel:
     """A fixed unit-variance SE kernel of lengthscale ``LENGTHSCALE`` in float64.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.icm_posterior import make_kernel
         >>> round(float(make_kernel().lengthscale), 6)
         0.2
     """
@@ -110,6 +111,8 @@ def random_task_covariance(num_tasks: int, generator: torch.Generator) -> Tensor
     eigenvalues (almost surely).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.icm_posterior import random_task_covariance
         >>> B = random_task_covariance(3, torch.Generator().manual_seed(0))
         >>> B.shape, bool(torch.linalg.eigvalsh(B).min() >= 0)
         (torch.Size([3, 3]), True)
@@ -122,6 +125,10 @@ def model_mean_and_covariance(model: VectorValuedGP, test_X: Tensor) -> tuple[Te
     """Mean ``q x n`` and task covariance ``q x n x n`` at each of the ``q x d`` candidates.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.icm_posterior import (
+        ...     DTYPE, INPUT_DIM, REGULARIZATION, make_kernel, model_mean_and_covariance)
+        >>> from botorch_mtucb.models import VectorValuedGP
         >>> X = torch.rand(4, INPUT_DIM, dtype=DTYPE)
         >>> model = VectorValuedGP(X, torch.randn(4, 2, dtype=DTYPE), make_kernel(),
         ...                        torch.eye(2, dtype=DTYPE), REGULARIZATION)
@@ -144,6 +151,11 @@ def dense_mean_and_covariance(
     outputs ``t x n``; returns the mean ``q x n`` and task covariances ``q x n x n``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.icm_posterior import (
+        ...     DTYPE, INPUT_DIM, REGULARIZATION, dense_mean_and_covariance, make_kernel,
+        ...     max_difference, model_mean_and_covariance)
+        >>> from botorch_mtucb.models import VectorValuedGP
         >>> X = torch.rand(4, INPUT_DIM, dtype=DTYPE)
         >>> Y, B = torch.randn(4, 2, dtype=DTYPE), torch.eye(2, dtype=DTYPE)
         >>> dense = dense_mean_and_covariance(make_kernel(), B, X, Y, X[:3])
@@ -169,6 +181,8 @@ def max_difference(first: tuple[Tensor, Tensor], second: tuple[Tensor, Tensor]) 
     """The largest absolute difference over the means and the covariances.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.icm_posterior import max_difference
         >>> max_difference((torch.zeros(2), torch.ones(2)), (torch.ones(2), torch.ones(2)))
         1.0
     """
@@ -183,6 +197,7 @@ def benchmark_eigen_route(
     num_points``: seconds (median of ``repeats``) and their largest differences.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.icm_posterior import benchmark_eigen_route
         >>> result = benchmark_eigen_route(3, 10, 5, repeats=1, seed=0)
         >>> result["diff_dense"] < 1e-10, sorted(result)[:2]
         (True, ['dense_time', 'diff_dense'])
@@ -234,6 +249,7 @@ def benchmark_incremental(
     ``condition_on_observations`` (a copy) and a rebuild, and their largest difference.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.icm_posterior import benchmark_incremental
         >>> result = benchmark_incremental(20, 3, repeats=1, seed=0, task_indexed=True)
         >>> result["difference"] < 1e-10
         True

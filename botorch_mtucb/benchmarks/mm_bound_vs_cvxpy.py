@@ -55,6 +55,8 @@ def socp_upper(K: np.ndarray, kx: np.ndarray, kxx: float, y: np.ndarray, radius:
         ImportError: If cvxpy is not installed.
 
     Example:
+        >>> import numpy as np
+        >>> from botorch_mtucb.benchmarks.mm_bound_vs_cvxpy import socp_upper
         >>> K = np.array([[1.0]])
         >>> round(float(socp_upper(K, np.array([0.5]), 1.0, np.array([0.2]), 1.0)), 3)
         9.198
@@ -82,6 +84,7 @@ def run(size: int, subset: int, seed: int) -> dict[str, float]:
         ImportError: If cvxpy is not installed.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.mm_bound_vs_cvxpy import run
         >>> row = run(20, 1, 0)
         >>> row["t"], row["max_rel_diff"] < 1e-4
         (20, True)

@@ -68,6 +68,7 @@ def available_memory() -> float:
     """Bytes of memory available (``MemAvailable`` of ``/proc/meminfo``; inf elsewhere).
 
     Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import available_memory
         >>> available_memory() > 0
         True
     """
@@ -86,6 +87,7 @@ def mt_kb_peak_bytes(t: int, num_factors: int) -> float:
     each, in float64.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import mt_kb_peak_bytes
         >>> mt_kb_peak_bytes(1000, 20) / 2**30  # GiB
         0.6332993507385254
     """
@@ -97,6 +99,8 @@ def data(problem: MultiTaskProblem, size: int, seed: int = 0) -> tuple[torch.Ten
     ``f`` (``size x n``).
 
     Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import data
+        >>> from botorch_mtucb.problems import rkhs_problem
         >>> X, Y = data(rkhs_problem(2, seed=0), 5)
         >>> tuple(X.shape), tuple(Y.shape)
         ((5, 1), (5, 2))
@@ -127,6 +131,9 @@ def time_round(policy: Any, environment: ScalarizedEnvironment, t: int, x, y, re
     candidates) + ``update`` with ``(x, y)``; returns them and the last copy.
 
     Example:
+        >>> from botorch_mtucb.bandits import MultiTaskKernelizedBandit, ScalarizedEnvironment
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import data, time_round
+        >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> X, Y = data(problem, 2)
         >>> policy = MultiTaskKernelizedBandit(problem.make_data_kernel(), problem.task_covariance,
@@ -163,6 +170,9 @@ def measure_mt_bkb(
     size, embedding dimension and the seconds to build the model.
 
     Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import data, measure_mt_bkb
+        >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> X, Y = data(problem, 10)
         >>> entry = measure_mt_bkb(problem, ScalarizedEnvironment(problem), X, Y, 10, 20.0, 1)
@@ -204,6 +214,9 @@ def measure_mt_kb(
     at large ``t``), and the seconds to build its model.
 
     Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import data, measure_mt_kb
+        >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> X, Y = data(problem, 10)
         >>> sorted(measure_mt_kb(problem, ScalarizedEnvironment(problem), X, Y, 10))
@@ -237,6 +250,7 @@ def fit_power_law(ts: Sequence[float], costs: Sequence[float]) -> tuple[float, f
     """Least-squares ``cost = c t^p`` in log-log; returns ``(c, p)``.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import fit_power_law
         >>> c, p = fit_power_law([10, 100], [2.0, 200.0])
         >>> round(c, 6), round(p, 6)
         (0.02, 2.0)
@@ -253,6 +267,7 @@ def plot(
 
     Example:
         >>> import pathlib, tempfile
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import plot
         >>> results = [{"t": t, "mt_kb": {"seconds_per_step": 0.01 * t},
         ...             "mt_bkb": {"seconds_per_step": 0.01, "dictionary_size": t}} for t in (10, 20)]
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "scaling.png"

@@ -36,6 +36,7 @@ def median_seconds(
         ValueError: If ``repeats < 1``.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.timing import median_seconds
         >>> seconds, result = median_seconds(lambda values: sorted(values), 3, lambda: [3, 1, 2])
         >>> seconds >= 0, result
         (True, [1, 2, 3])
@@ -58,6 +59,7 @@ def positive_int(text: str) -> int:
     """An ``argparse`` type: an integer ``>= 1`` (else a one-line usage error).
 
     Example:
+        >>> from botorch_mtucb.benchmarks.timing import positive_int
         >>> positive_int("3")
         3
     """
@@ -68,6 +70,7 @@ def nonnegative_int(text: str) -> int:
     """An ``argparse`` type: an integer ``>= 0`` (else a one-line usage error).
 
     Example:
+        >>> from botorch_mtucb.benchmarks.timing import nonnegative_int
         >>> nonnegative_int("0")
         0
     """
@@ -92,6 +95,7 @@ def benchmark_parser(name: str, description: str, quick: str) -> argparse.Argume
     torch's number). Benchmarks add their own options.
 
     Example:
+        >>> from botorch_mtucb.benchmarks.timing import benchmark_parser
         >>> parser = benchmark_parser("icm-posterior", "a benchmark", "small sizes")
         >>> args = parser.parse_args(["--quick"])
         >>> args.quick, args.threads

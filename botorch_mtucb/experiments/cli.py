@@ -23,6 +23,7 @@ class BenchmarkCommand(Protocol):
     ``run(argv) -> exit code`` that parses the benchmark's own options.
 
     Example:
+        >>> from botorch_mtucb.experiments.cli import main
         >>> class Hello:
         ...     description = "says hello"
         ...     def run(self, argv):
@@ -46,6 +47,7 @@ def build_parser(
     when ``benchmarks`` are given).
 
     Example:
+        >>> from botorch_mtucb.experiments.cli import build_parser
         >>> args = build_parser().parse_args(["reproduce", "000-rkhs-20", "--quick"])
         >>> args.command, args.name, args.quick
         ('reproduce', '000-rkhs-20', True)
@@ -115,6 +117,7 @@ def main(
     """Entry point; returns the exit code (2 for bad input, 130 when interrupted).
 
     Example:
+        >>> from botorch_mtucb.experiments.cli import main
         >>> main(["list"])  # doctest: +ELLIPSIS
         000-bayes-regret       paper 000 Fig. 3: Bayes regret (RKHS function, perturbed sine)
         ...

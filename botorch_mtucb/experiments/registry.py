@@ -26,6 +26,7 @@ class Experiment:
     ``run(output, quick, progress, **options) -> summary`` (``report.build_summary``).
 
     Example:
+        >>> from botorch_mtucb.experiments.registry import load_experiments
         >>> experiment = load_experiments()["000-rkhs-20"]
         >>> experiment.description
         'paper 000 Fig. 1(c): RKHS function, 20 tasks'
@@ -47,6 +48,7 @@ def register(name: str, description: str) -> Callable[[ExperimentFunction], Expe
         ValueError: If ``name`` is already registered.
 
     Example:
+        >>> from botorch_mtucb.experiments.registry import EXPERIMENTS, register
         >>> @register("demo-experiment", "a demo")
         ... def demo(output, quick=False, progress=True, **options):
         ...     return {}
@@ -67,6 +69,7 @@ def load_experiments() -> dict[str, Experiment]:
     """Import every experiment module (those that exist) and return the registry.
 
     Example:
+        >>> from botorch_mtucb.experiments.registry import load_experiments
         >>> "002-table1" in load_experiments()
         True
     """
@@ -92,6 +95,7 @@ def run_settings(name: str, quick: bool, options: dict[str, Any]) -> dict[str, A
     file is never mistaken for it and the same file may be given under any path).
 
     Example:
+        >>> from botorch_mtucb.experiments.registry import run_settings
         >>> run_settings("000-sine", True, {"horizon": 3})
         {'experiment': '000-sine', 'quick': True}
     """
@@ -166,6 +170,7 @@ def run_experiment(
 
     Example:
         >>> import tempfile
+        >>> from botorch_mtucb.experiments.registry import run_experiment
         >>> summary = run_experiment(
         ...     "001-widths", tempfile.mkdtemp(), progress=False)  # doctest: +ELLIPSIS
         paper 001, Figure 2: ...

@@ -61,6 +61,8 @@ def final_statistics(result: MethodResult, curve: str) -> tuple[float, float]:
 
     Example:
         >>> import numpy as np
+        >>> from botorch_mtucb.experiments.report import final_statistics
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("A", {"cumulative_regret": np.array([[1.0, 2.0], [1.0, 4.0]])})
         >>> final_statistics(result, "cumulative_regret")
         (3.0, 1.0)
@@ -74,6 +76,8 @@ def method_summary(result: MethodResult, **extras: Any) -> dict[str, Any]:
 
     Example:
         >>> import numpy as np
+        >>> from botorch_mtucb.experiments.report import method_summary
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("A", {"cumulative_regret": np.array([[1.0], [3.0]])}, [0.5, 1.5])
         >>> method_summary(result, final_dictionary_size=4.0)
         {'cumulative_regret_mean': 2.0, 'cumulative_regret_std': 1.0, 'seconds_per_step': 1.0, 'final_dictionary_size': 4.0}
@@ -91,6 +95,7 @@ def problem_summary(methods: Mapping[str, Mapping[str, Any]], **extras: Any) -> 
     """One problem's entry: ``{"methods": methods, **extras}``.
 
     Example:
+        >>> from botorch_mtucb.experiments.report import problem_summary
         >>> problem_summary({}, b=0.01)
         {'methods': {}, 'b': 0.01}
     """
@@ -123,6 +128,7 @@ def build_summary(
         TypeError: If a value cannot be written as JSON.
 
     Example:
+        >>> from botorch_mtucb.experiments.report import build_summary, problem_summary
         >>> entry = {"cumulative_regret_mean": 8.2, "cumulative_regret_std": 2.8}
         >>> summary = build_summary(
         ...     "000-rkhs-20", {"horizon": 60}, {"rkhs-20": problem_summary({"MT-KB": entry})})
@@ -150,6 +156,7 @@ def check_summary(summary: Mapping[str, Any]) -> None:
             (finite) and ``cumulative_regret_std`` (finite, ``>= 0``).
 
     Example:
+        >>> from botorch_mtucb.experiments.report import check_summary
         >>> check_summary({"experiment": "x", "settings": {}, "problems": {"p": {}}})
         Traceback (most recent call last):
         ...
@@ -195,6 +202,8 @@ def write_summary(summary: Mapping[str, Any], path: str | Path) -> None:
 
     Example:
         >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.report import (
+        ...     build_summary, problem_summary, write_summary)
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "summary.json"
         >>> write_summary(build_summary("x", {}, {"p": problem_summary({})}), path)
         >>> path.read_text().startswith('{\\n  "experiment": "x"')
@@ -213,6 +222,8 @@ def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> N
 
     Example:
         >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.report import write_curves_csv
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "curves.csv"
         >>> curves = {"cumulative_regret": np.array([[1.0, 2.0], [3.0, 4.0]])}
         >>> write_curves_csv({"A": MethodResult("A", curves)}, path)
@@ -243,6 +254,7 @@ def combine_curves_csv(parts: Mapping[str, str | Path], path: str | Path, column
 
     Example:
         >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.report import combine_curves_csv
         >>> folder = pathlib.Path(tempfile.mkdtemp())
         >>> _ = (folder / "a.csv").write_text("t,y\\n1,2\\n")
         >>> _ = (folder / "b.csv").write_text("t,y\\n1,5\\n")
@@ -266,6 +278,7 @@ def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     """A plain-text table with left-aligned columns two spaces apart.
 
     Example:
+        >>> from botorch_mtucb.experiments.report import format_table
         >>> print(format_table([["MT-KB", "8.2"]], ["method", "R_C(T)"]))  # doctest: +NORMALIZE_WHITESPACE
         method  R_C(T)
         ------  ------
@@ -286,6 +299,7 @@ def method_table(
     function that formats a method's entry.
 
     Example:
+        >>> from botorch_mtucb.experiments.report import method_table
         >>> methods = {"MT-KB": {"cumulative_regret_mean": 8.24}}
         >>> columns = {"R_C(T)": lambda e: f"{e['cumulative_regret_mean']:.1f}"}
         >>> print(method_table(methods, columns))  # doctest: +NORMALIZE_WHITESPACE
@@ -310,6 +324,7 @@ def grid_table(
         methods: The rows (default: every method of ``problems``, in order of appearance).
 
     Example:
+        >>> from botorch_mtucb.experiments.report import grid_table
         >>> problems = {"RBF": {"methods": {"A": {"cumulative_regret_mean": 3.0}}}}
         >>> def mean(problem, method):
         ...     entry = problem["methods"].get(method)
@@ -347,6 +362,8 @@ def plot_curves(
     Example:
         >>> import numpy as np
         >>> from matplotlib.figure import Figure
+        >>> from botorch_mtucb.experiments.report import plot_curves
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> ax = Figure().subplots()
         >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
         >>> plot_curves(ax, {"A": result}, "cumulative_regret", "title", "R_C(t)")
@@ -378,6 +395,7 @@ def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> None:
     Example:
         >>> import pathlib, tempfile
         >>> from matplotlib.figure import Figure
+        >>> from botorch_mtucb.experiments.report import save_figure
         >>> figure = Figure(figsize=(3, 2))
         >>> _ = figure.subplots().plot([0, 1], [1, 0])
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "line.png"
@@ -403,6 +421,8 @@ def save_curves_plot(
 
     Example:
         >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.report import save_curves_plot
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "regret.png"
         >>> save_curves_plot({"A": result}, "cumulative_regret", path, "title", "R_C(t)")
@@ -430,6 +450,7 @@ def pinned_threads(threads: int = 1) -> Iterator[int]:
 
     Example:
         >>> import torch
+        >>> from botorch_mtucb.experiments.report import pinned_threads
         >>> before = torch.get_num_threads()
         >>> with pinned_threads(1) as threads:
         ...     threads, torch.get_num_threads()
@@ -460,6 +481,7 @@ def experiment_options(
         ValueError: If ``options`` holds a name that is not in ``defaults``.
 
     Example:
+        >>> from botorch_mtucb.experiments.report import experiment_options
         >>> experiment_options("000-sine", {"horizon": 3}, {"horizon": 200, "repetitions": 10})
         {'horizon': 3, 'repetitions': 10}
         >>> experiment_options("000-sine", {"data": "x.npz"}, {"horizon": 200})

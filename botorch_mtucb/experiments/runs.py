@@ -40,6 +40,7 @@ class Method:
     Example:
         >>> import torch
         >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.experiments.runs import Method
         >>> from botorch_mtucb.problems import (
         ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
         >>> f = RKHSTestFunction.sample(
@@ -68,6 +69,7 @@ class MethodResult:
 
     Example:
         >>> import numpy as np
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("MT-KB", {"cumulative_regret": np.ones((3, 10))})
         >>> result.curves["cumulative_regret"].shape
         (3, 10)
@@ -84,6 +86,7 @@ def cumulative_regret_curve(records: Sequence[StepRecord], environment: Environm
 
     Example:
         >>> from botorch_mtucb.bandits import StepRecord
+        >>> from botorch_mtucb.experiments.runs import cumulative_regret_curve
         >>> records = [StepRecord(t, [0.0], [0.0], regret=1.0, seconds=0.0) for t in range(3)]
         >>> cumulative_regret_curve(records, None).tolist()
         [1.0, 2.0, 3.0]
@@ -126,6 +129,7 @@ def run_methods(
     Example:
         >>> import tempfile, torch
         >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.experiments.runs import Method, run_methods
         >>> from botorch_mtucb.problems import (
         ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
         >>> f = RKHSTestFunction.sample(

@@ -22,6 +22,8 @@ class FixedTaskCovarianceKernel(IndexKernel):
     factor of ``MultiTaskGP``'s product kernel, ``MultitaskKernel.task_covar_module``).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.kernels import FixedTaskCovarianceKernel
         >>> B = torch.tensor([[1.0, 0.5], [0.5, 2.0]], dtype=torch.float64)
         >>> task_kernel = FixedTaskCovarianceKernel(B)
         >>> torch.equal(task_kernel.covar_matrix, B)

@@ -62,7 +62,9 @@ class SumOfSeparableKernels(Module):
             covariances are not PSD or not all of the same size.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.kernels import SumOfSeparableKernels
         >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]])
         >>> e0, e1 = torch.diag(torch.tensor([1.0, 0.0])), torch.diag(torch.tensor([0.0, 1.0]))
         >>> kernel = SumOfSeparableKernels([RBFKernel(), RBFKernel()], [e0, e1])  # independent
@@ -156,7 +158,9 @@ class SumOfSeparableKernels(Module):
             ``... x m1 x m2`` matrix ``Gamma(x1_a, x2_b)[tasks1_a, tasks2_b]``.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.kernels import SumOfSeparableKernels
             >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
             >>> X, tasks = torch.ones(3, 1), torch.tensor([0, 1, 1])
             >>> kernel.observation_covariance(X, tasks, X[:2], tasks[:2]).shape
@@ -174,7 +178,9 @@ class SumOfSeparableKernels(Module):
             ``... x q x n x m2``: entry ``[a, i, b] = Gamma(X_a, X2_b)[i, tasks2_b]``.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.kernels import SumOfSeparableKernels
             >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
             >>> X2, tasks2 = torch.ones(3, 1), torch.tensor([0, 1, 1])
             >>> kernel.task_block_covariance(torch.ones(4, 1), X2, tasks2).shape
@@ -189,7 +195,9 @@ class SumOfSeparableKernels(Module):
         """``Gamma(X1_a, X2_b)[i, j]`` laid out as ``... x q1 x n x q2 x n``.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.kernels import SumOfSeparableKernels
             >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
             >>> kernel.full_covariance(torch.ones(4, 1), torch.ones(3, 1)).shape
             torch.Size([4, 2, 3, 2])
@@ -202,7 +210,9 @@ class SumOfSeparableKernels(Module):
         """``Gamma(X_a, X_a)`` for each point: ``... x q x n x n``.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.kernels import SumOfSeparableKernels
             >>> kernel = SumOfSeparableKernels(RBFKernel(), 2.0 * torch.eye(2))
             >>> kernel.diagonal_blocks(torch.zeros(1, 1)).detach()  # k(x, x) B
             tensor([[[2., 0.],

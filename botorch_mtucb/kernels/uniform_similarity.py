@@ -38,6 +38,7 @@ class UniformSimilarityTaskKernel(IndexKernel):
     unless you fit it yourself.
 
     Example:
+        >>> from botorch_mtucb.kernels import UniformSimilarityTaskKernel
         >>> task_kernel = UniformSimilarityTaskKernel(num_tasks=3, omega=0.4)
         >>> task_kernel.covar_matrix.to_dense().detach()  # 3 x 3: 0.4 I + 0.6 11^T / 3
         tensor([[0.6000, 0.2000, 0.2000],

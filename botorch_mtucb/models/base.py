@@ -38,6 +38,8 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
         distinct positive values; ``[1.0]`` if ``B = 0``).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.models.base import eigen_groups
         >>> B = torch.diag(torch.tensor([2.0, 2.0, 0.0], dtype=torch.float64))
         >>> xi, U, group_of, group_xi = eigen_groups(B)
         >>> xi, group_xi
@@ -74,8 +76,10 @@ class FixedKernelMultiTaskModel(Model):
     ``batch x (q n) x (q n)``) and ``append_observations``.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
         >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from botorch_mtucb.models.base import FixedKernelMultiTaskModel
         >>> X = torch.zeros(0, 1, dtype=torch.float64)
         >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
         >>> isinstance(model, FixedKernelMultiTaskModel), model.num_outputs
@@ -191,6 +195,7 @@ class FixedKernelMultiTaskModel(Model):
                 ``observation_noise`` does not broadcast or holds negative values.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
             >>> from botorch_mtucb.models import VectorValuedGP
             >>> X = torch.zeros(0, 1, dtype=torch.float64)  # the prior
@@ -330,6 +335,7 @@ class FixedKernelMultiTaskModel(Model):
                 data of the other kind.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
             >>> from botorch_mtucb.models import VectorValuedGP
             >>> X = torch.zeros(0, 1, dtype=torch.float64)

@@ -89,7 +89,9 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     are then accurate to about ``1e-2`` on unit-scale data.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import NystromVectorValuedGP
         >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
         >>> X = torch.linspace(0, 1, 20, dtype=torch.float64).unsqueeze(-1)
         >>> Y = torch.cat([torch.sin(6 * X), torch.cos(6 * X)], -1)  # 20 x 2
@@ -414,7 +416,9 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         (optional) replaces the model's own seeded stream for this draw.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import NystromVectorValuedGP
             >>> X = torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)
             >>> model = NystromVectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
             >>> generator = torch.Generator().manual_seed(0)  # instead of the seeded stream

@@ -51,7 +51,9 @@ class TaskArmPosterior:
             the wrong size or not PSD, or ``regularization <= 0``.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.models import TaskArmPosterior
         >>> arms = [torch.eye(2, dtype=torch.float64)] * 2  # two tasks, two arms each
         >>> B = torch.eye(2, dtype=torch.float64)  # independent tasks
         >>> kernel = LinearKernel().initialize(variance=1.0)
@@ -146,7 +148,9 @@ class TaskArmPosterior:
         """Index of ``x`` among the arms of ``task`` (``ValueError`` if absent).
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import TaskArmPosterior
             >>> arms = [torch.tensor([[0.0], [1.0]], dtype=torch.float64)]
             >>> posterior = TaskArmPosterior(arms, RBFKernel(), torch.eye(1), 0.1)
             >>> posterior.arm_index(0, torch.tensor([1.0]))
@@ -233,7 +237,9 @@ class TaskArmPosterior:
                 ``LinearKernel`` and the arms hold more than 5000 distinct points.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import TaskArmPosterior
             >>> arms = [torch.linspace(0, 1, 4, dtype=torch.float64).unsqueeze(-1)]
             >>> posterior = TaskArmPosterior(arms, RBFKernel(), torch.eye(1), 0.1)
             >>> posterior.sample(0, torch.Generator().manual_seed(0)).shape

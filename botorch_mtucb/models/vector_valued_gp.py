@@ -60,7 +60,9 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     covariance anyway.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
         >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
         >>> train_X = torch.linspace(0, 1, 5, dtype=torch.float64).unsqueeze(-1)
         >>> train_Y = torch.cat([torch.sin(6 * train_X), torch.cos(6 * train_X)], -1)  # 5 x 2
@@ -256,7 +258,9 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         Theorem 2 and Lemma 4): the mutual information between ``f`` and the data.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
             >>> X, Y = torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)
             >>> kernel = LinearKernel().initialize(variance=1.0)
             >>> model = VectorValuedGP(X, Y, kernel, torch.eye(1), regularization=1.0)
@@ -286,7 +290,9 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         copy of the factorization). Same arguments and errors.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
             >>> X = torch.zeros(0, 1, dtype=torch.float64)  # no data: the prior
             >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
             >>> model.append_observations(torch.ones(1, 1), torch.ones(1, 2)).num_observations

@@ -35,6 +35,7 @@ def make_kernel(family: str, lengthscale: float) -> Kernel:
         ValueError: For an unknown family or ``lengthscale <= 0``.
 
     Example:
+        >>> from botorch_mtucb.problems import make_kernel
         >>> make_kernel("matern52", 0.2).lengthscale
         tensor([[0.2000]], dtype=torch.float64)
     """
@@ -63,6 +64,8 @@ class RKHSTestFunction:
         ValueError: If ``inducing_points`` is not ``m x d`` or ``coefficients`` not ``m``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems import RKHSTestFunction, make_kernel
         >>> kernel = make_kernel("rbf", 0.2)
         >>> f = RKHSTestFunction(kernel, torch.zeros(1, 2), torch.tensor([2.0]))
         >>> f.rkhs_norm, f(torch.zeros(3, 2))
@@ -92,6 +95,8 @@ class RKHSTestFunction:
             ValueError: If ``dim < 1``, ``num_inducing < 1`` or ``rkhs_norm <= 0``.
 
         Example:
+            >>> import torch
+            >>> from botorch_mtucb.problems import RKHSTestFunction, make_kernel
             >>> generator = torch.Generator().manual_seed(0)
             >>> f = RKHSTestFunction.sample(make_kernel("rbf", 0.2), 2, 1.5, generator=generator)
             >>> round(f.rkhs_norm, 6), f.inducing_points.shape
@@ -132,6 +137,8 @@ class RKHSTestFunction:
         needed for a known function). Returns ``(x, f(x))``.
 
         Example:
+            >>> import torch
+            >>> from botorch_mtucb.problems import RKHSTestFunction, make_kernel
             >>> bump = torch.full((1, 1), 0.3)  # f = k(., 0.3): maximal at x = 0.3
             >>> f = RKHSTestFunction(make_kernel("rbf", 0.2), bump, torch.ones(1))
             >>> x, value = f.maximum(num_samples=64)
@@ -182,6 +189,9 @@ class KernelBanditEnvironment:
         ValueError: If ``noise_std <= 0`` or ``num_actions < 1``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
         >>> generator = torch.Generator().manual_seed(0)
         >>> f = RKHSTestFunction.sample(make_kernel("rbf", 0.2), 2, 1.0, generator=generator)
         >>> environment = KernelBanditEnvironment(f, noise_std=0.1, num_actions=100)

@@ -65,6 +65,8 @@ class FiniteDomainNuggetKernel(Kernel):
         ValueError: If ``nugget < 0``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems.light_sensor import FiniteDomainNuggetKernel
         >>> X = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
         >>> FiniteDomainNuggetKernel(0.5)(X, X).to_dense()
         tensor([[0.5000, 0.0000, 0.5000],
@@ -89,6 +91,7 @@ def load_light_sensor_data() -> dict[str, np.ndarray]:
     """The arrays of the shipped ``light_sensor.npz`` (see ``data/LIGHT_SENSOR.md``).
 
     Example:
+        >>> from botorch_mtucb.problems.light_sensor import load_light_sensor_data
         >>> data = load_light_sensor_data()
         >>> data["coords"].shape, data["train_lux"].shape, data["test_lux"].shape
         ((41, 2), (601, 41), (192, 41))
@@ -138,6 +141,8 @@ def fit_spatial_se_kernel(X: Tensor, readings: Tensor) -> dict[str, float]:
         white-noise variance).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems.light_sensor import fit_spatial_se_kernel
         >>> generator = torch.Generator().manual_seed(0)
         >>> X = torch.rand(10, 2, generator=generator, dtype=torch.float64)
         >>> readings = torch.randn(50, 10, generator=generator, dtype=torch.float64)
@@ -215,6 +220,8 @@ def light_sensor_problem() -> MultiTaskProblem:
     docstring for every choice.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems import light_sensor_problem
         >>> problem = light_sensor_problem()
         >>> problem.domain.points.shape, problem.num_tasks
         (torch.Size([41, 2]), 3)

@@ -49,6 +49,7 @@ def default_mhc_path() -> Path:
     """The path of the packaged ``mhc1_binding.npz``.
 
     Example:
+        >>> from botorch_mtucb.problems.mhc import default_mhc_path
         >>> default_mhc_path().name
         'mhc1_binding.npz'
     """
@@ -72,6 +73,7 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
             task index is outside ``[0, N - 1]`` or a task has no arms (rows).
 
     Example:
+        >>> from botorch_mtucb.problems import load_mhc_data
         >>> data = load_mhc_data()
         >>> data["features"].shape, data["alleles"][:2].tolist()
         ((6280, 45), ['A_0202', 'A_0203'])
@@ -164,6 +166,7 @@ def mhc_binding_problem(
         FileNotFoundError, ValueError: As ``load_mhc_data``.
 
     Example:
+        >>> from botorch_mtucb.problems import mhc_binding_problem
         >>> problem = mhc_binding_problem()
         >>> problem.num_tasks, problem.dim, str(problem.task_names[0])
         (5, 45, 'A_0202')

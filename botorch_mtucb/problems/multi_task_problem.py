@@ -42,7 +42,10 @@ class MultiTaskProblem:
         notes: Documentation of the choices made (written into summaries).
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.problems import MultiTaskProblem
+        >>> from botorch_mtucb.utils import FiniteDomain
         >>> points = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
         >>> problem = MultiTaskProblem(
         ...     name="two-sines",
@@ -103,7 +106,9 @@ def kernel_matrix(kernel: Kernel, X: Tensor) -> Tensor:
     """``k(X, X)`` as a dense tensor, without gradients.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.problems.multi_task_problem import kernel_matrix
         >>> kernel_matrix(RBFKernel(), torch.zeros(2, 1))
         tensor([[1., 1.],
                 [1., 1.]])
@@ -119,6 +124,8 @@ def finite_domain_rkhs_norm(values: Tensor, gram: Tensor, task_covariance: Tenso
     are points), the minimum-norm interpolant's norm. ``G`` must be invertible.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems.multi_task_problem import finite_domain_rkhs_norm
         >>> F = torch.tensor([[3.0], [4.0]], dtype=torch.float64)  # 2 points, 1 task
         >>> finite_domain_rkhs_norm(F, torch.eye(2, dtype=torch.float64), torch.eye(1))
         5.0
@@ -134,6 +141,8 @@ def heuristic_rkhs_norm_bound(values: Tensor, task_covariance: Tensor) -> float:
     ``b = max_x ||f(x)||_2 / kappa`` with ``kappa`` the largest eigenvalue of ``B``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems.multi_task_problem import heuristic_rkhs_norm_bound
         >>> values = torch.tensor([[3.0, 4.0]], dtype=torch.float64)  # ||f(x)|| = 5
         >>> heuristic_rkhs_norm_bound(values, 2 * torch.eye(2, dtype=torch.float64))
         2.5

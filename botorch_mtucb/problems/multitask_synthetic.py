@@ -40,6 +40,8 @@ class MultiTaskLinearProblem(MultiTaskArmProblem):
         ValueError: If the shapes are not ``N x d`` and ``A x d`` with the same ``d``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems import MultiTaskLinearProblem
         >>> theta = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
         >>> problem = MultiTaskLinearProblem(theta, torch.eye(2, dtype=torch.float64))
         >>> problem.rkhs_norm_bound, round(problem.task_deviation, 4)  # sqrt(2) / 2
@@ -102,6 +104,7 @@ def multitask_synthetic_problem(
             ``deviation_weight`` outside ``[0, 1]``, ``radius <= 0`` or negative noise.
 
     Example:
+        >>> from botorch_mtucb.problems import multitask_synthetic_problem
         >>> problem = multitask_synthetic_problem(3, deviation_weight=0.2, num_actions=100)
         >>> problem.num_tasks, problem.dim, round(float(problem.arms[0][0].norm()), 6)
         (3, 4, 10.0)

@@ -25,6 +25,7 @@ def se_kernel(lengthscale: float) -> RBFKernel:
     (float64, lengthscale fixed).
 
     Example:
+        >>> from botorch_mtucb.problems.synthetic_000 import se_kernel
         >>> se_kernel(0.2).lengthscale
         tensor([[0.2000]], dtype=torch.float64)
     """
@@ -38,6 +39,7 @@ def unit_grid(points_per_axis: int, dim: int) -> Tensor:
     """The regular grid of ``points_per_axis^dim`` points in ``[0, 1]^dim`` (float64).
 
     Example:
+        >>> from botorch_mtucb.problems.synthetic_000 import unit_grid
         >>> unit_grid(2, 2)
         tensor([[0., 0.],
                 [0., 1.],
@@ -99,6 +101,7 @@ def rkhs_problem(num_tasks: int = 2, seed: int = 0, lengthscale: float = 0.2) ->
         ValueError: If ``num_tasks < 1``.
 
     Example:
+        >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(num_tasks=2, seed=0)
         >>> problem.name, problem.domain.points.shape, problem.num_tasks
         ('rkhs-2', torch.Size([101, 1]), 2)
@@ -127,6 +130,7 @@ def similarity_problem(
         ValueError: If ``omega`` is outside [0, 1] or ``num_tasks < 1``.
 
     Example:
+        >>> from botorch_mtucb.problems import similarity_problem
         >>> problem = similarity_problem(omega=0.4, num_tasks=3)
         >>> problem.name, problem.task_covariance[0]
         ('similarity-0.4', tensor([0.6000, 0.2000, 0.2000], dtype=torch.float64))
@@ -168,6 +172,7 @@ def perturbed_sine_problem(omega: float = 0.4, lengthscale: float = 0.2) -> Mult
     ``b = max_x ||f(x)||_2 / kappa`` as for the RKHS function (our choice).
 
     Example:
+        >>> from botorch_mtucb.problems import perturbed_sine_problem
         >>> problem = perturbed_sine_problem()
         >>> problem.objective(problem.domain.points).shape  # 101 points x 4 tasks
         torch.Size([101, 4])
@@ -234,6 +239,7 @@ def shifted_branin_problem(
         grid_points_per_axis: Points per axis of the finite domain.
 
     Example:
+        >>> from botorch_mtucb.problems import shifted_branin_problem
         >>> problem = shifted_branin_problem()
         >>> problem.name, problem.domain.points.shape, problem.num_tasks
         ('branin', torch.Size([225, 2]), 9)

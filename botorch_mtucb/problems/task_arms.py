@@ -32,6 +32,8 @@ class MultiTaskArmProblem:
             non-finite values or a negative ``noise_std``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.problems import MultiTaskArmProblem
         >>> arms = [torch.tensor([[0.0], [1.0]]), torch.tensor([[0.5]])]
         >>> values = [torch.tensor([0.25, 0.75]), torch.tensor([0.5])]
         >>> problem = MultiTaskArmProblem(arms, values, noise_std=0.0)

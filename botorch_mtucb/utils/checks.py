@@ -49,6 +49,8 @@ def as_float(value: float | Tensor, name: str, finite: bool = True) -> float:
             NaN or infinite value.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import as_float
         >>> as_float(torch.tensor([2.5]), "width")
         2.5
         >>> as_float(float("inf"), "b", finite=False)
@@ -77,6 +79,8 @@ def as_int(value: int, name: str, minimum: int | None = None) -> int:
         ValueError: If ``value < minimum``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import as_int
         >>> as_int(torch.tensor(3), "num_tasks", minimum=1)
         3
     """
@@ -102,6 +106,7 @@ def as_real_tensor(value: float | Tensor, name: str) -> Tensor:
             tensors and anything torch cannot read as real numbers.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import as_real_tensor
         >>> as_real_tensor([1, 2], "x")
         tensor([1., 2.], dtype=torch.float64)
     """
@@ -124,6 +129,8 @@ def check_nonnegative_tensor(value: float | Tensor, name: str) -> Tensor:
         ValueError: For a NaN, infinite or negative entry.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_nonnegative_tensor
         >>> check_nonnegative_tensor(torch.tensor([0.0, 2.0]), "variances")
         tensor([0., 2.])
     """
@@ -137,6 +144,7 @@ def check_delta(delta: float | Tensor) -> float:
     """``delta`` must lie in the open interval (0, 1).
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_delta
         >>> check_delta(0.05)
         0.05
     """
@@ -155,6 +163,7 @@ def check_nonnegative(value: float | Tensor, name: str) -> float:
     """A finite number ``>= 0``.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_nonnegative
         >>> check_nonnegative(0, "noise_std")
         0.0
     """
@@ -168,6 +177,7 @@ def check_positive(value: float | Tensor, name: str) -> float:
     """A finite number ``> 0``.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_positive
         >>> check_positive(0.1, "regularization")
         0.1
     """
@@ -185,6 +195,8 @@ def check_b(b: float | Tensor) -> float:
         ValueError: If ``b < 0`` or NaN.
 
     Example:
+        >>> import math
+        >>> from botorch_mtucb.utils.checks import check_b
         >>> check_b(math.inf)
         inf
     """
@@ -202,6 +214,7 @@ def check_width(width: float | Tensor) -> Tensor:
         ValueError: If it has more than one element, is negative, NaN or infinite.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_width
         >>> check_width(2)
         tensor(2., dtype=torch.float64)
     """
@@ -218,6 +231,8 @@ def check_floating_dtype(dtype: torch.dtype, name: str = "dtype") -> torch.dtype
         TypeError: If ``dtype`` is not a floating-point ``torch.dtype``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_floating_dtype
         >>> check_floating_dtype(torch.float32)
         torch.float32
     """
@@ -238,6 +253,8 @@ def check_tensor(value: object, name: str, dim: int | None = None) -> Tensor:
         ValueError: If it has another number of dimensions, or holds NaN or inf.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_tensor
         >>> check_tensor(torch.zeros(3, 2), "train_X", dim=2).shape
         torch.Size([3, 2])
     """
@@ -259,6 +276,8 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
     tensor holding whole numbers); returns a ``long`` tensor of shape ``num_rows``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_tasks
         >>> check_tasks(torch.tensor([[0.0], [2.0]]), 2, 3, "train_tasks")
         tensor([0, 2])
     """
@@ -294,6 +313,7 @@ def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
         ValueError: If it is empty or holds a non-positive or non-finite value.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_alphas
         >>> check_alphas([0.5, 2])
         tensor([0.5000, 2.0000], dtype=torch.float64)
     """
@@ -309,6 +329,7 @@ def check_eps(eps: float | Tensor) -> float:
     """The sketch accuracy ``eps`` must lie in the open interval (0, 1).
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_eps
         >>> check_eps(0.5)
         0.5
     """
@@ -319,6 +340,7 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``; a ``ValueError`` naming them otherwise.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_choice
         >>> check_choice("linear", "scalarization", ("linear", "chebyshev"))
         'linear'
     """
@@ -334,6 +356,7 @@ def check_finite_width(width: float) -> None:
         ValueError: If ``width`` is NaN, infinite or negative.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_finite_width
         >>> check_finite_width(2.0)  # returns None; raises for inf, NaN or < 0
     """
     if not math.isfinite(width) or width < 0:
@@ -350,6 +373,7 @@ def check_task_variances(task_variances: Tensor) -> Tensor:
         ValueError: If any variance is not finite or not positive.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_task_variances
         >>> check_task_variances([1.0, 2.0])
         tensor([1., 2.], dtype=torch.float64)
     """
@@ -380,6 +404,8 @@ def check_task_covariance(
             ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_task_covariance
         >>> check_task_covariance(torch.tensor([[1.0, 0.5], [0.5, 1.0]]), num_tasks=2)
         tensor([[1.0000, 0.5000],
                 [0.5000, 1.0000]])
@@ -427,6 +453,7 @@ def check_num_tasks(num_tasks: int) -> int:
         ValueError: If ``num_tasks < 1``.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_num_tasks
         >>> check_num_tasks(3)
         3
     """
@@ -441,6 +468,7 @@ def check_task_deviation(task_deviation: float | Tensor) -> float:
         ValueError: If it lies outside ``[0, 2]``.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_task_deviation
         >>> check_task_deviation(0.3)
         0.3
     """
@@ -456,6 +484,8 @@ def check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Ten
     """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_task_data
         >>> check_task_data(torch.zeros(2, 1), torch.tensor([1, 0]), num_tasks=2)
         tensor([1, 0])
     """
@@ -467,6 +497,8 @@ def check_square_matrix(matrix: Tensor, name: str) -> int:
     """The size ``t`` of a real ``... x t x t`` tensor without NaN/inf.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_square_matrix
         >>> check_square_matrix(torch.eye(3), "kernel_matrix")
         3
     """
@@ -480,6 +512,8 @@ def check_trace_regularization(value: float | Tensor, name: str) -> float:
     """A regularization ``c > 0`` of ``Tr(K (K + c I)^{-1})``; ``math.inf`` allowed.
 
     Example:
+        >>> import math
+        >>> from botorch_mtucb.utils.checks import check_trace_regularization
         >>> check_trace_regularization(math.inf, "c")
         inf
     """
@@ -495,6 +529,8 @@ def check_training_data(
     """``X`` ``t x d`` (``d = dim`` if given) and ``Y`` ``t x 1``, real tensors without NaN/inf.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_training_data
         >>> check_training_data(torch.zeros(4, 2), torch.zeros(4, 1))
     """
     x_name, y_name = names
@@ -517,6 +553,8 @@ def check_query_points(X: Tensor, dim: int) -> None:
     """Points ``batch x dim`` (any leading batch shape) without NaN/inf.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_query_points
         >>> check_query_points(torch.zeros(5, 3, 2), dim=2)
     """
     if not isinstance(X, Tensor):
@@ -532,6 +570,7 @@ def check_unbatched_kernel(kernel: object) -> None:
 
     Example:
         >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.utils.checks import check_unbatched_kernel
         >>> check_unbatched_kernel(RBFKernel())
     """
     from gpytorch.kernels import Kernel
@@ -547,7 +586,9 @@ def check_exact_gp(model: object) -> tuple[Tensor, Tensor]:
     without outcome or input transform (a model whose data a confidence bound reads).
 
     Example:
+        >>> import torch
         >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.utils.checks import check_exact_gp
         >>> X = torch.rand(4, 2, dtype=torch.float64)
         >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
         >>> [tuple(v.shape) for v in check_exact_gp(model)]
@@ -588,7 +629,9 @@ def homoskedastic_noise_std(model: object) -> float:
     """The square root of a model's single likelihood noise variance.
 
     Example:
+        >>> import torch
         >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.utils.checks import homoskedastic_noise_std
         >>> X = torch.rand(4, 2, dtype=torch.float64)
         >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
         >>> model.likelihood.noise = 0.04
@@ -609,6 +652,8 @@ def check_sum_of_squares(Y: Tensor, name: str) -> None:
         ValueError: If the sum of squares overflows, naming ``name``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_sum_of_squares
         >>> check_sum_of_squares(torch.tensor([[1e150], [2.0]], dtype=torch.float64), "train_Y")
         >>> try:
         ...     check_sum_of_squares(torch.tensor([[1e300]], dtype=torch.float64), "train_Y")
@@ -635,6 +680,7 @@ def check_normal_floats(values: dict[str, float]) -> None:
         ValueError: Naming the first number out of range.
 
     Example:
+        >>> from botorch_mtucb.utils.checks import check_normal_floats
         >>> noise_std = 1e-200
         >>> check_normal_floats({"noise_std**2": 0.1 * 0.1})
         >>> try:
@@ -661,6 +707,8 @@ def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
         TypeError: For boolean or complex ``X``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import real_output_dtype
         >>> real_output_dtype(torch.tensor([[1, 2]])), real_output_dtype(torch.zeros(1, 2))
         (torch.float64, torch.float32)
     """

@@ -24,6 +24,8 @@ class FiniteDomain:
         ValueError: If ``points`` is not an ``N x d`` tensor with ``N >= 1``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils import FiniteDomain
         >>> domain = FiniteDomain(torch.linspace(0, 1, 5).unsqueeze(-1))
         >>> domain.dim, domain.points.shape[0]
         (1, 5)
@@ -54,6 +56,8 @@ class BoxDomain:
         ValueError: If ``bounds`` is not ``2 x d`` or ``bounds[0] > bounds[1]`` somewhere.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils import BoxDomain
         >>> domain = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 2.0]]), num_restarts=4)
         >>> domain.dim
         2
@@ -95,8 +99,10 @@ def maximize_acquisition(
         TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
 
     Example:
+        >>> import torch
         >>> from botorch.acquisition import PosteriorMean
         >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.utils import FiniteDomain, maximize_acquisition
         >>> X = torch.tensor([[0.2], [0.8]], dtype=torch.float64)
         >>> model = SingleTaskGP(X, torch.tensor([[0.0], [1.0]], dtype=torch.float64))
         >>> x, value = maximize_acquisition(PosteriorMean(model), FiniteDomain(X))
@@ -137,6 +143,8 @@ def find_arm(arms: Tensor, x: Tensor) -> int:
         ValueError: If ``x`` has another size than ``d`` or is not one of the arms.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.domains import find_arm
         >>> find_arm(torch.tensor([[0.0, 1.0], [2.0, 3.0]]), torch.tensor([2.0, 3.0]))
         1
     """

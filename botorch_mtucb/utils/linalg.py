@@ -46,6 +46,8 @@ class GrowingCholesky:
         capacity: Initial buffer size (default ``t + HEADROOM``).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils import GrowingCholesky
         >>> A = torch.tensor([[4.0, 2.0], [2.0, 5.0]], dtype=torch.float64)
         >>> factor = GrowingCholesky(A[:1, :1])
         >>> factor.append(A[:1, 1:], A[1:, 1:])
@@ -128,6 +130,8 @@ class GrowingCholesky:
             ValueError: If the shapes do not match the current size ``t``.
 
         Example:
+            >>> import torch
+            >>> from botorch_mtucb.utils import GrowingCholesky
             >>> factor = GrowingCholesky(torch.tensor([[4.0]]))
             >>> factor.append_factor_rows(torch.tensor([[1.0]]), torch.tensor([[2.0]]))
             >>> factor.factor @ factor.factor.T

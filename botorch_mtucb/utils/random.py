@@ -30,6 +30,7 @@ def stream_seed(seed: int, index: int, stream: int = 0) -> int:
     ``(seed * 1000003 + index * 7919 + stream * 104729) mod 2^63``.
 
     Example:
+        >>> from botorch_mtucb.utils.random import ENVIRONMENT_STREAM, stream_seed
         >>> stream_seed(3, 10, ENVIRONMENT_STREAM)
         3079199
     """
@@ -42,6 +43,8 @@ def round_generator(seed: int, t: int, stream: int) -> torch.Generator:
     """A CPU generator seeded from ``(seed, round t, stream)`` (see ``stream_seed``).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.random import POLICY_STREAM, round_generator
         >>> g = round_generator(0, 5, POLICY_STREAM)
         >>> torch.rand(2, generator=g).shape
         torch.Size([2])
@@ -79,6 +82,8 @@ def argmax_random_ties(
             ``rtol < 0``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils import argmax_random_ties
         >>> values = torch.tensor([1.0, 3.0, 3.0, 2.0])
         >>> argmax_random_ties(values)  # no generator: the first tie
         1

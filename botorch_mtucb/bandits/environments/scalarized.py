@@ -65,6 +65,8 @@ class ScalarizedEnvironment:
         ValueError: For an unknown scalarization or ``num_bayes_weights < 1``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> environment = ScalarizedEnvironment(problem, "chebyshev")

@@ -28,6 +28,7 @@ class TaskIndexedProblem(Protocol):
     """What the environments need from a problem (e.g. ``MultiTaskArmProblem``).
 
     Example:
+        >>> import torch
         >>> from botorch_mtucb.problems import MultiTaskArmProblem
         >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
         >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
@@ -68,6 +69,8 @@ class ActiveLearningAction:
             ``[0, N - 1]``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import ActiveLearningAction
         >>> action = ActiveLearningAction(1, torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
         >>> action.query
         tensor([2., 3.], dtype=torch.float64)
@@ -112,6 +115,7 @@ class ActiveLearningAction:
         """The action that ``to_json`` wrote (float64 recommendations, bit for bit).
 
         Example:
+            >>> from botorch_mtucb.bandits import ActiveLearningAction
             >>> ActiveLearningAction.from_json({"task": 0, "recommendations": [[0.5]]}).query
             tensor([0.5000], dtype=torch.float64)
         """
@@ -144,6 +148,8 @@ class OnlineMultiTaskEnvironment(_TaskIndexedEnvironment):
         problem: A task-indexed problem (``MultiTaskArmProblem``).
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import OnlineMultiTaskEnvironment
         >>> from botorch_mtucb.problems import MultiTaskArmProblem
         >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
         >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]
@@ -182,6 +188,8 @@ class ActiveMultiTaskEnvironment(_TaskIndexedEnvironment):
             per task.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import ActiveLearningAction, ActiveMultiTaskEnvironment
         >>> from botorch_mtucb.problems import MultiTaskArmProblem
         >>> arms = [torch.tensor([[0.0], [1.0]])] * 2
         >>> values = [torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])]

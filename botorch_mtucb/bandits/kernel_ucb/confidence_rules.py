@@ -36,7 +36,7 @@ class ConfidenceRule(Protocol):
     """What ``KernelUCB`` needs from a confidence rule.
 
     Example:
-        >>> from botorch_mtucb.bandits import confidence_rule
+        >>> from botorch_mtucb.bandits import ConfidenceRule, confidence_rule
         >>> from botorch_mtucb.problems import make_kernel
         >>> isinstance(confidence_rule("DMM-UCB", make_kernel("rbf", 0.5), 2), ConfidenceRule)
         True
@@ -69,6 +69,7 @@ class MartingaleMixtureRule:
 
     Example:
         >>> import torch
+        >>> from botorch_mtucb.bandits import MartingaleMixtureRule
         >>> from botorch_mtucb.confidence import MartingaleMixtureBound
         >>> from botorch_mtucb.problems import make_kernel
         >>> X, Y = torch.rand(5, 2, dtype=torch.float64), torch.zeros(5, 1, dtype=torch.float64)
@@ -113,6 +114,7 @@ class WidthRule:
 
     Example:
         >>> import torch
+        >>> from botorch_mtucb.bandits import AYGPUCBWidth, WidthRule
         >>> from botorch_mtucb.models import VectorValuedGP
         >>> from botorch_mtucb.problems import make_kernel
         >>> X, Y = torch.zeros(0, 2, dtype=torch.float64), torch.zeros(0, 1, dtype=torch.float64)
@@ -152,6 +154,7 @@ class AYGPUCBWidth:
     model's regularization, given again here as ``regularization``.
 
     Example:
+        >>> from botorch_mtucb.bandits import AYGPUCBWidth
         >>> width = AYGPUCBWidth(rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05,
         ...                      regularization=0.01)
         >>> width.rkhs_norm_bound
@@ -180,6 +183,7 @@ class IGPUCBWidth:
     Appendix C.2).
 
     Example:
+        >>> from botorch_mtucb.bandits import IGPUCBWidth
         >>> width = IGPUCBWidth(rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05, eta=0.02)
         >>> width.eta
         0.02

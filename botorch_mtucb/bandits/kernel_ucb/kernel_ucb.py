@@ -32,7 +32,8 @@ class KernelUCB:
         TypeError: If ``rule`` lacks the methods of a ``ConfidenceRule``.
 
     Example:
-        >>> from botorch_mtucb.bandits import confidence_rule
+        >>> import torch
+        >>> from botorch_mtucb.bandits import KernelUCB, confidence_rule
         >>> from botorch_mtucb.problems import make_kernel
         >>> policy = KernelUCB(confidence_rule("AMM-UCB", make_kernel("rbf", 0.5), 2),
         ...                    name="AMM-UCB")
@@ -86,6 +87,8 @@ def round_domain(context: dict[str, Any], domain: Domain | None) -> Domain:
         TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits.kernel_ucb.kernel_ucb import round_domain
         >>> round_domain({"_actions": torch.eye(2)}, None).points.shape
         torch.Size([2, 2])
     """

@@ -47,6 +47,8 @@ def default_mixture_scale(nu: float, dim: int, horizon: int) -> float:
         ValueError: If ``nu <= 0``, ``dim < 1`` or ``horizon < 1``.
 
     Example:
+        >>> import math
+        >>> from botorch_mtucb.bandits import default_mixture_scale
         >>> default_mixture_scale(math.inf, 3, 1000)
         1.0
         >>> round(default_mixture_scale(2.5, 3, 1000), 6)  # 1000^(-3/11)
@@ -96,7 +98,7 @@ def confidence_rule(
         TypeError: If ``dim`` is not an int.
 
     Example:
-        >>> from botorch_mtucb.bandits import KernelUCB
+        >>> from botorch_mtucb.bandits import KernelUCB, confidence_rule, default_mixture_scale
         >>> from botorch_mtucb.problems import make_kernel
         >>> rule = confidence_rule("DMM-UCB", make_kernel("matern52", 0.4), dim=3,
         ...                        mixture_scale=default_mixture_scale(2.5, 3, 100))

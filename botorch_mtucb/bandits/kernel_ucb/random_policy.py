@@ -20,6 +20,8 @@ class RandomPolicy:
         name: Name used in results.
 
     Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
         >>> actions = torch.rand(5, 2, dtype=torch.float64)
         >>> x = RandomPolicy().select({"_actions": actions}, torch.Generator().manual_seed(0))
         >>> bool((x == actions).all(-1).any())

@@ -62,7 +62,9 @@ class RandomScalarizationUCB(ScalarizedUCBPolicy):
         TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
 
     Example:
-        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> import torch
+        >>> from botorch_mtucb.bandits import (
+        ...     RandomScalarizationUCB, ScalarizedEnvironment, run_policy)
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> policy = RandomScalarizationUCB(problem.make_data_kernel(),

@@ -67,7 +67,8 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
             ``accuracy`` nor ``horizon``; otherwise as ``NystromVectorValuedGP``.
 
     Example:
-        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.bandits import (
+        ...     MultiTaskBudgetedKernelizedBandit, ScalarizedEnvironment, run_policy)
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> policy = MultiTaskBudgetedKernelizedBandit(problem.make_data_kernel(),
@@ -162,7 +163,9 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
             ``accuracy < 1`` or neither ``accuracy`` nor ``horizon``.
 
     Example:
-        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> import torch
+        >>> from botorch_mtucb.bandits import (
+        ...     IndependentTaskBudgetedKernelizedBandit, ScalarizedEnvironment, run_policy)
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> policy = IndependentTaskBudgetedKernelizedBandit(problem.make_data_kernel(),

@@ -45,7 +45,8 @@ class MultiTaskKernelizedBandit(ScalarizedUCBPolicy):
         name: Name used in results.
 
     Example:
-        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.bandits import (
+        ...     MultiTaskKernelizedBandit, ScalarizedEnvironment, run_policy)
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> policy = MultiTaskKernelizedBandit(problem.make_data_kernel(),
@@ -113,7 +114,8 @@ class IndependentTaskKernelizedBandit(ScalarizedUCBPolicy):
         ValueError: For non-positive task variances.
 
     Example:
-        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> import torch
+        >>> from botorch_mtucb.bandits import IndependentTaskKernelizedBandit, ScalarizedEnvironment
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> policy = IndependentTaskKernelizedBandit(problem.make_data_kernel(),

@@ -32,6 +32,7 @@ def empty_model(
         **kwargs: Passed on to ``model_class`` (e.g. MT-BKB's ``accuracy``, ``seed``).
 
     Example:
+        >>> from botorch_mtucb.bandits.scalarized.policy import empty_model
         >>> from botorch_mtucb.models import VectorValuedGP
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
@@ -62,6 +63,7 @@ class ScalarizedUCBPolicy:
 
     Example:
         >>> from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+        >>> from botorch_mtucb.bandits.scalarized.policy import ScalarizedUCBPolicy, empty_model
         >>> from botorch_mtucb.models import VectorValuedGP
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> class FixedWidthUCB(ScalarizedUCBPolicy):

@@ -43,7 +43,9 @@ class MultiTaskActiveLearning(TaskIndexedUCBPolicy):
         name: Name used in results (default: the class's ``default_name``).
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import MultiTaskActiveLearning
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = MultiTaskActiveLearning(arms, LinearKernel().double(), b=1.0,
@@ -112,7 +114,9 @@ class UniformTaskActiveLearning(MultiTaskActiveLearning):
     (from the policy's generator).
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import UniformTaskActiveLearning
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = UniformTaskActiveLearning(arms, LinearKernel().double(), 1.0, 1.0, 0.5,
@@ -136,7 +140,9 @@ class AELSVI(MultiTaskActiveLearning):
     ``argmax_i ucb_{t-1}(i, x_t^i) - max_x lcb_{t-1}(i, x)``.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import AELSVI
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = AELSVI(arms, LinearKernel().double(), 1.0, 1.0, 0.5, num_tasks=2)
@@ -164,7 +170,9 @@ class MultiTaskThompsonSampling(MultiTaskActiveLearning):
         TypeError: If the domains are not finite.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import MultiTaskThompsonSampling
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = MultiTaskThompsonSampling(arms, LinearKernel().double(), 1.0, 1.0, 0.5,

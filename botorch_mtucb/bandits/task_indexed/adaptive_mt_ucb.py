@@ -59,7 +59,9 @@ class AdaptiveMultiTaskUCB:
             ``b is None`` without ``horizon``.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import AdaptiveMultiTaskUCB
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = AdaptiveMultiTaskUCB(arms, LinearKernel().double(), rkhs_norm_bound=1.0,

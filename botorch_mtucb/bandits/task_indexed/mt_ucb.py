@@ -35,7 +35,9 @@ class MultiTaskUCB(TaskIndexedUCBPolicy):
             ``multitask_widths`` rejects.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import MultiTaskUCB
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = MultiTaskUCB(arms, LinearKernel().double(), b=1.0, rkhs_norm_bound=1.0,
@@ -53,7 +55,9 @@ class MultiTaskUCB(TaskIndexedUCBPolicy):
         """Independent: ``b = 0``, ``lambda = 1`` (N independent IGP-UCBs, Table 1).
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.bandits import MultiTaskUCB
             >>> from botorch_mtucb.utils import FiniteDomain
             >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
             >>> policy = MultiTaskUCB.independent(arms, LinearKernel().double(), 1.0, num_tasks=2)
@@ -74,7 +78,9 @@ class MultiTaskUCB(TaskIndexedUCBPolicy):
         one IGP-UCB for all tasks (Section 5, "Single").
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.bandits import MultiTaskUCB
             >>> from botorch_mtucb.utils import FiniteDomain
             >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
             >>> policy = MultiTaskUCB.single([arms, arms], LinearKernel().double(), 1.0)
@@ -98,7 +104,9 @@ class MultiTaskUCB(TaskIndexedUCBPolicy):
         """GoB.Lin (Table 1): the naive width with ``lambda = 1``.
 
         Example:
+            >>> import torch
             >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.bandits import MultiTaskUCB
             >>> from botorch_mtucb.utils import FiniteDomain
             >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
             >>> policy = MultiTaskUCB.gob_lin(arms, LinearKernel().double(), 1.0, 1.0, 0.5,

@@ -48,6 +48,7 @@ class TaskIndexedUCBPolicy:
     Example:
         >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits.task_indexed.policy import TaskIndexedUCBPolicy
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> policy = TaskIndexedUCBPolicy(arms, LinearKernel().double(), 1.0, 1.0, 0.5,

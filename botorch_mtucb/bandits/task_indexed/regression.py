@@ -50,7 +50,9 @@ class AgnosticMultiTaskRegression:
             ``regularization <= 0``.
 
     Example:
+        >>> import torch
         >>> from gpytorch.kernels import LinearKernel
+        >>> from botorch_mtucb.bandits import AgnosticMultiTaskRegression
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> arms = FiniteDomain(torch.eye(3, dtype=torch.float64))
         >>> regression = AgnosticMultiTaskRegression(arms, LinearKernel().double(), b=1.0,

@@ -73,6 +73,8 @@ def sensor_main(output: Path, quick: bool = False, progress: bool = True, **opti
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.experiments import sensor_main
         >>> summary = sensor_main(
         ...     Path(tempfile.mkdtemp()), progress=False, horizon=2, repetitions=1
         ... )  # doctest: +ELLIPSIS
@@ -166,6 +168,7 @@ def similarity_label(omega: float) -> str:
     """The method name of MT-KB run on the problem of ``omega`` in ``000-similarity``.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.experiments import similarity_label
         >>> similarity_label(0.2)
         'MT-KB (omega=0.2)'
     """
@@ -180,6 +183,8 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.experiments import similarity
         >>> summary = similarity(
         ...     Path(tempfile.mkdtemp()), progress=False, horizon=2, repetitions=1
         ... )  # doctest: +ELLIPSIS
@@ -276,6 +281,8 @@ def run_panels(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.experiments import run_panels
         >>> summary = run_panels(
         ...     "demo", Path(tempfile.mkdtemp()), True, False, "linear", "cumulative_regret",
         ...     "R_C(t) / t", True, {"horizon": 2, "repetitions": 1},
@@ -327,6 +334,8 @@ def linear(output: Path, quick: bool = False, progress: bool = True, **options: 
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.experiments import linear
         >>> summary = linear(Path(tempfile.mkdtemp()), progress=False, horizon=2,
         ...                  repetitions=1)  # doctest: +ELLIPSIS
         <BLANKLINE>
@@ -356,6 +365,8 @@ def bayes_regret_experiment(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.experiments import bayes_regret_experiment
         >>> summary = bayes_regret_experiment(Path(tempfile.mkdtemp()), progress=False,
         ...                                   horizon=2, repetitions=1)  # doctest: +ELLIPSIS
         <BLANKLINE>

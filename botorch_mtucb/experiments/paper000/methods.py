@@ -65,6 +65,7 @@ def build_mt_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         horizon: Unused (MT-KB's width does not depend on ``T``).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.methods import build_mt_kb
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> build_mt_kb(rkhs_problem(2, seed=0)).name
         'MT-KB'
@@ -81,6 +82,7 @@ def build_it_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         horizon: Unused.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.methods import build_it_kb
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> build_it_kb(rkhs_problem(2, seed=0)).name
         'IT-KB'
@@ -99,6 +101,7 @@ def build_mt_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         horizon: The run's ``T`` (Theorem 3's ``q`` depends on it; default 200).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.methods import build_mt_bkb
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> build_mt_bkb(rkhs_problem(2, seed=0), horizon=50).name
         'MT-BKB'
@@ -116,6 +119,7 @@ def build_it_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         horizon: The run's ``T`` (BKB's ``q_bar`` depends on it; default 200).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.methods import build_it_bkb
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> build_it_bkb(rkhs_problem(2, seed=0), horizon=50).name
         'IT-BKB'
@@ -137,6 +141,7 @@ def build_mobo(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
         horizon: Unused.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.methods import build_mobo
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> build_mobo(rkhs_problem(2, seed=0)).name
         'MOBO'

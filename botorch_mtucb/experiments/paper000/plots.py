@@ -26,6 +26,7 @@ def plot_regret_against_omega(
 
     Example:
         >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.paper000.plots import plot_regret_against_omega
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "omega.png"
         >>> plot_regret_against_omega([0.0, 1.0], [2.0, 5.0], [0.5, 1.0], 60, path)
         >>> path.exists()
@@ -54,6 +55,8 @@ def plot_panels(
 
     Example:
         >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.paper000.plots import plot_panels
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("MT-KB", {"cumulative_regret": np.ones((2, 4))})
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "panels.png"
         >>> panels = {"A": {"MT-KB": result}, "B": {"MT-KB": result}}

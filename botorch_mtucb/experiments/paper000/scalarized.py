@@ -40,6 +40,7 @@ class Setting:
     """Sizes of one experiment in full and quick mode (rounds ``T``, repetitions).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.scalarized import Setting
         >>> Setting(horizon=200, repetitions=10, quick_horizon=60, quick_repetitions=3).sizes(
         ...     "000-sine", quick=True, options={})
         (60, 3)
@@ -69,7 +70,8 @@ def bayes_regret(records: Sequence[StepRecord], environment: ScalarizedEnvironme
     environment's weights; paper 000, Section 2).
 
     Example:
-        >>> from botorch_mtucb.bandits import StepRecord
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment, StepRecord
+        >>> from botorch_mtucb.experiments.paper000.scalarized import bayes_regret
         >>> from botorch_mtucb.problems import perturbed_sine_problem
         >>> environment = ScalarizedEnvironment(perturbed_sine_problem())
         >>> records = [StepRecord(t, [0.25], [0.0] * 4, 0.0, 0.0) for t in range(3)]
@@ -87,6 +89,8 @@ def method_entry(result: MethodResult) -> dict[str, Any]:
 
     Example:
         >>> import numpy as np
+        >>> from botorch_mtucb.experiments.paper000.scalarized import method_entry
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> curves = {"cumulative_regret": np.ones((2, 3)), "bayes_regret": np.zeros((2, 3))}
         >>> entry = method_entry(MethodResult("MT-KB", curves, [0.01, 0.01]))
         >>> entry["cumulative_regret_mean"], entry["bayes_regret_mean"]
@@ -104,6 +108,7 @@ def summary_table(methods: Mapping[str, Mapping[str, Any]], horizon: int) -> str
     +- sd over repetitions, ``R_C(T) / T`` and milliseconds per step.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.scalarized import summary_table
         >>> entry = {"cumulative_regret_mean": 6.0, "cumulative_regret_std": 1.0,
         ...          "bayes_regret_mean": 0.0, "bayes_regret_std": 0.0, "seconds_per_step": 0.01}
         >>> print(summary_table({"MT-KB": entry}, horizon=60))  # doctest: +NORMALIZE_WHITESPACE
@@ -128,6 +133,7 @@ def scalarized_settings(
     """The ``settings`` of a paper-000 summary (the machine included).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper000.scalarized import scalarized_settings
         >>> sorted(scalarized_settings(60, 3, True, "chebyshev"))
         ['horizon', 'machine', 'quick', 'repetitions', 'scalarization']
     """
@@ -145,6 +151,10 @@ def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.scalarized import (
+        ...     scalarized_settings, write_and_print)
+        >>> from botorch_mtucb.experiments.report import build_summary, problem_summary
         >>> entry = {"cumulative_regret_mean": 6.0, "cumulative_regret_std": 1.0,
         ...          "bayes_regret_mean": 0.0, "bayes_regret_std": 0.0, "seconds_per_step": 0.01}
         >>> summary = build_summary("demo", scalarized_settings(60, 1, True, "linear"),
@@ -187,6 +197,8 @@ def run_scalarized_experiment(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper000.scalarized import run_scalarized_experiment
         >>> from botorch_mtucb.problems import perturbed_sine_problem
         >>> summary, _ = run_scalarized_experiment(
         ...     "demo", "sine", lambda rep: perturbed_sine_problem(), (3, 1),

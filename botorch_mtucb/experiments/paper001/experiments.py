@@ -83,6 +83,9 @@ def sweep_b(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper001.experiments import sweep_b
+        >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> b, means, _ = sweep_b(
         ...     synthetic_setting(3, 0.2), (0.1, 1.0), 3, 1, Path(tempfile.mkdtemp()), False)
         >>> b in (0.1, 1.0), sorted(means)
@@ -116,6 +119,10 @@ def run_setting(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper001.experiments import run_setting
+        >>> from botorch_mtucb.experiments.paper001.methods import ONLINE_METHODS
+        >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> entry = run_setting(synthetic_setting(3, 0.2), False, 3, 1, (0.1, 1.0),
         ...                     Path(tempfile.mkdtemp()), False, "demo")
         >>> list(entry["methods"]) == list(ONLINE_METHODS)
@@ -150,6 +157,7 @@ def print_table(problem: Mapping[str, Any], title: str) -> None:
     """Print a problem's final regret (mean, sd) and milliseconds per round per method.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.experiments import print_table
         >>> entry = {"cumulative_regret_mean": 831.9, "cumulative_regret_std": 55.1,
         ...          "seconds_per_step": 0.0037}
         >>> print_table({"b": 0.01, "methods": {"MT-UCB": entry}}, "MHC-I online")
@@ -264,6 +272,7 @@ def synthetic_online(output: Path, quick: bool = False, progress: bool = True, *
 
     Example:
         >>> import tempfile
+        >>> from botorch_mtucb.experiments.paper001.experiments import synthetic_online
         >>> summary = synthetic_online(
         ...     tempfile.mkdtemp(), progress=False, configurations=[(3, 0.2)], horizon=2,
         ...     repetitions=1, b_grid=(0.1,))  # doctest: +ELLIPSIS
@@ -281,6 +290,7 @@ def synthetic_active(output: Path, quick: bool = False, progress: bool = True, *
 
     Example:
         >>> import tempfile
+        >>> from botorch_mtucb.experiments.paper001.experiments import synthetic_active
         >>> summary = synthetic_active(
         ...     tempfile.mkdtemp(), progress=False, configurations=[(3, 0.2)], horizon=2,
         ...     repetitions=1, b_grid=(0.1,))  # doctest: +ELLIPSIS
@@ -298,6 +308,7 @@ def mhc_online(output: Path, quick: bool = False, progress: bool = True, **optio
 
     Example:
         >>> import tempfile
+        >>> from botorch_mtucb.experiments.paper001.experiments import mhc_online
         >>> summary = mhc_online(tempfile.mkdtemp(), progress=False, horizon=2, repetitions=1,
         ...                      b_grid=(0.1,))  # doctest: +ELLIPSIS
         MHC-I online (5 alleles) (b = 0.1)
@@ -314,6 +325,7 @@ def mhc_active(output: Path, quick: bool = False, progress: bool = True, **optio
 
     Example:
         >>> import tempfile
+        >>> from botorch_mtucb.experiments.paper001.experiments import mhc_active
         >>> summary = mhc_active(tempfile.mkdtemp(), progress=False, horizon=2, repetitions=1,
         ...                      b_grid=(0.1,))  # doctest: +ELLIPSIS
         MHC-I active (5 alleles) (b = 0.1)
@@ -341,6 +353,8 @@ def widths_figure(output: Path, quick: bool = False, progress: bool = True, **op
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper001.experiments import widths_figure
         >>> summary = widths_figure(Path(tempfile.mkdtemp()))  # doctest: +ELLIPSIS
         paper 001, Figure 2: widths for N = 20, b in [0.001, 10000]
         ...

@@ -43,6 +43,7 @@ def linear_kernel() -> LinearKernel:
 
     Example:
         >>> import torch
+        >>> from botorch_mtucb.experiments.paper001.methods import linear_kernel
         >>> kernel = linear_kernel()
         >>> x = torch.tensor([[1.0, 2.0]], dtype=torch.float64)
         >>> float(kernel(x, x).to_dense())
@@ -69,6 +70,7 @@ def online_policy(name: str, setting: Setting, rep: int, b: float) -> Policy:
         ValueError: If ``name`` is not an online method.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.methods import online_policy
         >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> online_policy("MT-UCB", synthetic_setting(3, 0.2), rep=0, b=0.1).name
         'MT-UCB'
@@ -98,6 +100,7 @@ def active_policy(name: str, setting: Setting, rep: int, b: float) -> Policy:
         ValueError: If ``name`` is not an active-learning method.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.methods import active_policy
         >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> active_policy("MT-AL-naive", synthetic_setting(3, 0.2), rep=0, b=0.1).name
         'MT-AL-naive'
@@ -126,6 +129,7 @@ def make_method(
     policies and environments, named ``label`` (default ``name``).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.methods import make_method
         >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> method = make_method("MT-UCB", synthetic_setting(3, 0.2), 0.1, False, "MT-UCB b=0.1")
         >>> method.name, method.make_policy(0).name

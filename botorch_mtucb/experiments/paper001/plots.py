@@ -30,6 +30,7 @@ def plot_widths(
 
     Example:
         >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.paper001.plots import WIDTH_NAMES, plot_widths
         >>> curves = {"unit_noise": {name: [2.0, 1.0] for name in WIDTH_NAMES}}
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "widths.png"
         >>> plot_widths([0.1, 1.0], curves, 20, path)

@@ -36,6 +36,7 @@ class Setting:
         noise_std: The sub-Gaussian noise level ``sigma`` the widths assume.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> setting = synthetic_setting(3, 0.2)
         >>> setting.name, setting.problem(0).num_tasks
         ('N=3,delta=0.2', 3)
@@ -68,6 +69,7 @@ def synthetic_setting(num_tasks: int, deviation_weight: float) -> Setting:
     repetition ``rep`` draws its problem from seed ``1000 N + rep``.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> synthetic_setting(5, 0.4).problem(1).num_tasks
         5
     """
@@ -90,6 +92,7 @@ def mhc_setting(data: str | Path | None = None) -> Setting:
         ValueError: If ``data`` lacks one of the required keys.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper001.settings import mhc_setting
         >>> mhc_setting().problem(0).num_tasks
         5
     """

@@ -74,6 +74,7 @@ class BanditConfig:
     algorithms (``assumed_*``; the truth is ``B = 10``, ``sigma = 0.1``).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig
         >>> config = BanditConfig("matern52", 0.5, 3, assumed_noise=0.2)
         >>> config.label, config.slug
         ('Matern 5/2 l=0.5 (sigma=0.2, B=10)', 'matern52-l0.5-d3-s0.2-B10')
@@ -107,6 +108,7 @@ def table_configs(dim: int) -> list[BanditConfig]:
     5/2 and Matern 3/2 kernels with lengthscales 0.5 and 0.2.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import table_configs
         >>> [config.label for config in table_configs(3)][:2]
         ['RBF l=0.5', 'RBF l=0.2']
     """
@@ -131,6 +133,7 @@ def run_directory(config: BanditConfig, horizon: int) -> str:
     made with other parameters).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig, run_directory
         >>> run_directory(BanditConfig("rbf", 0.5), 1000)
         'rbf-l0.5-d3-T1000'
     """
@@ -143,6 +146,7 @@ def make_environment(config: BanditConfig, config_index: int, rep: int) -> Kerne
     ``sigma = 0.1``, 100 actions per round.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig, make_environment
         >>> make_environment(BanditConfig("rbf", 0.5), 0, 0).dim
         3
     """

@@ -57,6 +57,7 @@ def seconds_curve(records: Sequence[StepRecord], environment: Any) -> np.ndarray
 
     Example:
         >>> from botorch_mtucb.bandits import StepRecord
+        >>> from botorch_mtucb.experiments.paper002.experiments import seconds_curve
         >>> records = [StepRecord(t, [0.0], [0.0], 0.0, seconds=0.5) for t in range(2)]
         >>> seconds_curve(records, None).tolist()
         [0.5, 0.5]
@@ -78,6 +79,9 @@ def run_config(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig
+        >>> from botorch_mtucb.experiments.paper002.experiments import run_config
         >>> results = run_config(BanditConfig("rbf", 0.5), 0, ["Random"], 3, 1,
         ...                      Path(tempfile.mkdtemp()), progress=False)
         >>> results["Random"].curves["seconds"].shape
@@ -147,6 +151,7 @@ def summary_table(problems: Mapping[str, Mapping[str, Any]]) -> str:
     cumulative regret, mean +- sd over repetitions (``-`` where a method did not run).
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.experiments import summary_table
         >>> entry = {"cumulative_regret_mean": 37.04, "cumulative_regret_std": 16.5}
         >>> print(summary_table({"RBF l=0.5": {"methods": {"CMM-UCB": entry}}}))
         ... # doctest: +NORMALIZE_WHITESPACE
@@ -169,6 +174,7 @@ def paper_table_text(problems: Mapping[str, Mapping[str, Any]]) -> str:
     ``summary_table``, for the methods that ran, in the order of ``METHODS``.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.experiments import paper_table_text
         >>> problem = {"methods": {"DMM-UCB": {}}, "paper_cumulative_regret": {"DMM-UCB": [32.2, 20.9]}}
         >>> print(paper_table_text({"RBF l=0.5": problem}))  # doctest: +NORMALIZE_WHITESPACE
         method   RBF l=0.5
@@ -207,6 +213,9 @@ def run_grid_experiment(
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper002.configs import table_configs
+        >>> from botorch_mtucb.experiments.paper002.experiments import run_grid_experiment
         >>> options = {"horizon": 3, "repetitions": 1, "methods": ["Random"], "config_indices": [0]}
         >>> summary = run_grid_experiment("demo", table_configs(3), Path(tempfile.mkdtemp()),
         ...                               True, False, options)  # doctest: +ELLIPSIS
@@ -316,6 +325,8 @@ def time_per_step(output: Path, quick: bool = False, progress: bool = True, **op
 
     Example:
         >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper002.experiments import time_per_step
         >>> summary = time_per_step(Path(tempfile.mkdtemp()), True, False, horizon=2,
         ...     repetitions=1, methods=["DMM-UCB"])  # doctest: +ELLIPSIS
         <BLANKLINE>

@@ -29,6 +29,8 @@ def make_policy(method: str, config: BanditConfig, horizon: int) -> Policy:
     ``config`` and a run of ``horizon`` rounds.
 
     Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig
+        >>> from botorch_mtucb.experiments.paper002.methods import make_policy
         >>> make_policy("AMM-UCB", BanditConfig("rbf", 0.5), horizon=200).name
         'AMM-UCB'
     """

@@ -22,6 +22,8 @@ def plot_grid(
 
     Example:
         >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.paper002.plots import plot_grid
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("DMM-UCB", {"cumulative_regret": np.ones((2, 4))})
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "grid.png"
         >>> plot_grid({"RBF l=0.5": {"DMM-UCB": result}}, path, "demo")
@@ -50,6 +52,8 @@ def plot_seconds(
 
     Example:
         >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.paper002.plots import plot_seconds
+        >>> from botorch_mtucb.experiments.runs import MethodResult
         >>> result = MethodResult("AMM-UCB", {"seconds": np.full((2, 8), 0.01)})
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "seconds.png"
         >>> plot_seconds({"RBF l=0.5": {"AMM-UCB": result}}, path, "demo")
