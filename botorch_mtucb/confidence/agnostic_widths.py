@@ -13,9 +13,11 @@ The multi-task kernel is ``k((i, x), (j, x')) = [K_task(b)]_ij k_X(x, x')`` with
 A width multiplies the posterior standard deviation directly (``mean + width * std``),
 unlike BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
 
-Theorem 1 also assumes, through its proof (``Tr(K_{t_l}) <= t_l`` in eq. 26 and
-``sigma_t^2 <= lambda`` in Lemma 1), a bounded input kernel ``k_X(x, x) <= 1``. The
-data-dependent large-b width (eqs. 24 and 26) does not need that assumption.
+Theorem 1's large-b width (eq. 27) bounds ``sum_l Tr(K_{t_l})`` by ``t``, which holds
+only for an input kernel with ``k_X(x, x) <= 1``; ``multitask_widths`` takes the trace
+itself (``kernel_trace``), so that eq. 27 stays valid for any kernel. (Lemma 1's
+``sigma_t^2 <= lambda`` also assumes ``k_X(x, x) <= 1``; it enters the regret bound, not
+the widths.) The data-dependent large-b width (eqs. 24 and 26) needs neither.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def multitask_widths(
     t: int,
     noise_std: float = 1.0,
     effective_dimension: float | Tensor | None = None,
+    kernel_trace: float | None = None,
 ) -> dict[str, Tensor]:
     r"""The confidence widths of Theorem 1 of paper 001 and their minimum.
 
@@ -133,7 +136,11 @@ def multitask_widths(
             + \tfrac{2b(1 + b\epsilon)^2}{N\lambda^2(1 + b)^3} t^2}
             + \lambda^{-1/2}\sqrt{2(\gamma^{mt}_t + \ln(1/\delta))}
 
-    (eq. 27 for the data-independent large-b bias). With ``effective_dimension``
+    (eq. 27 for the data-independent large-b bias), where ``t`` in the large-b bias is
+    ``kernel_trace`` ``= sum_l Tr(K_{t_l})`` when it is given: the proof of eq. 27
+    bounds that trace by ``t``, true only when ``k_X(x, x) <= 1``; the trace keeps the
+    width valid for any kernel (``large_b`` is then never below
+    ``large_b_data_dependent``). With ``effective_dimension``
     ``S = sum_l Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` (eq. 26), the
     data-dependent large-b width of eqs. 24 and 26 is also returned:
 
@@ -159,11 +166,15 @@ def multitask_widths(
             broadcastable with ``info_gain_st``), e.g. ``multitask_information_gain``.
         info_gain_st: ``gamma_t^st`` (nats, a number or a tensor broadcastable with
             ``info_gain_mt``), e.g. the maximum of ``single_task_information_gains``.
-        t: Number of observations ``t >= 0``.
+        t: Number of observations, an int ``t >= 0``.
         noise_std: Sub-Gaussian noise level ``sigma > 0`` (same units as ``f``).
         effective_dimension: ``S >= 0`` of eq. 26 (``task_effective_dimensions(...)
             .sum()``; a number or a tensor broadcastable with the information gains),
             or ``None`` to skip the data-dependent width.
+        kernel_trace: ``sum_l Tr(K_{t_l}) = sum_s k_X(x_s, x_s) >= 0`` over the ``t``
+            observations (a number), used for ``t`` in eq. 27; ``None`` takes ``t``, which
+            is valid only for an input kernel with ``k_X(x, x) <= 1`` (paper 001's
+            assumption; a normalized kernel).
 
     Returns:
         A dict with float64 tensors of the broadcast shape of the information gains
@@ -172,12 +183,12 @@ def multitask_widths(
         ``f``. Values may be ``inf`` at ``b = inf``.
 
     Raises:
-        TypeError: For a non-int ``num_tasks`` or any other argument that is not a
+        TypeError: For a non-int ``num_tasks`` or ``t`` (``2.5``), or any other argument that is not a
             real number (a string, ``None``, a bool, a complex number) or, for the
             information gains and ``S``, a real tensor.
         ValueError: For ``b < 0``, ``task_deviation`` outside ``[0, 2]``,
             ``regularization`` outside ``[1 / (1 + b), 1]``, ``delta`` outside
-            ``(0, 1)``, negative ``B``, ``t``, information gains or ``S``,
+            ``(0, 1)``, negative ``B``, ``t``, ``kernel_trace``, information gains or ``S``,
             information gains and ``S`` of shapes that do not broadcast, or
             ``noise_std <= 0``.
 
@@ -198,7 +209,8 @@ def multitask_widths(
     lam = check_positive(regularization, "regularization")
     delta = check_delta(delta)
     sigma = check_positive(noise_std, "noise_std")
-    t = check_nonnegative(t, "t")
+    t = as_int(t, "t", 0)
+    trace = float(t) if kernel_trace is None else check_nonnegative(kernel_trace, "kernel_trace")
     bound = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound") / sigma
     lower = 0.0 if math.isinf(b) else 1.0 / (1.0 + b)
     tolerance = 1e-9
@@ -247,7 +259,7 @@ def multitask_widths(
         bias_sq = (
             (1 + b * eps) ** 2 / (1 + b)
             + 2 * b * n / (1 + b)
-            + 2 * b * (1 + b * eps) ** 2 * t**2 / (n * lam**2 * (1 + b) ** 3)
+            + 2 * b * (1 + b * eps) ** 2 * trace**2 / (n * lam**2 * (1 + b) ** 3)
         )
         large_b = bound * math.sqrt(bias_sq) + variance_mt
     widths = {"naive": naive, "small_b": small_b, "large_b": large_b}

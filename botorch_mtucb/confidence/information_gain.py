@@ -22,7 +22,6 @@ import math
 
 import torch
 from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from botorch_mtucb.utils.checks import (
@@ -34,7 +33,7 @@ from botorch_mtucb.utils.checks import (
     check_tensor,
     check_trace_regularization,
 )
-from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
 
 
 def information_gain(kernel_matrix: Tensor, regularization: float) -> Tensor:
@@ -67,7 +66,7 @@ def information_gain(kernel_matrix: Tensor, regularization: float) -> Tensor:
     if t == 0:
         return kernel_matrix.new_zeros(kernel_matrix.shape[:-2])
     eye = torch.eye(t, dtype=kernel_matrix.dtype, device=kernel_matrix.device)
-    chol = psd_safe_cholesky(kernel_matrix + eta * eye)
+    chol = cholesky_factor(kernel_matrix + eta * eye, eta)
     return chol.diagonal(dim1=-2, dim2=-1).log().sum(-1) - 0.5 * t * math.log(eta)
 
 
@@ -275,7 +274,7 @@ def effective_dimension(kernel_matrix: Tensor, regularization: float | Tensor) -
     if t == 0 or math.isinf(c):
         return kernel_matrix.new_zeros(kernel_matrix.shape[:-2])
     eye = torch.eye(t, dtype=kernel_matrix.dtype, device=kernel_matrix.device)
-    chol = psd_safe_cholesky(kernel_matrix + c * eye)
+    chol = cholesky_factor(kernel_matrix + c * eye, c)
     inverse_root = torch.linalg.solve_triangular(chol, eye.expand_as(chol), upper=False)
     return t - c * inverse_root.square().sum((-1, -2))
 
@@ -326,7 +325,8 @@ def task_effective_dimensions(
 
 
 class IncrementalInformationGain:
-    r"""``1/2 ln det(I + K / lambda)`` and ``Tr(K (K + c I)^{-1})`` of a growing data set.
+    r"""``1/2 ln det(I + K / lambda)``, ``Tr(K (K + c I)^{-1})`` and ``Tr(K)`` of a growing
+    data set.
 
     ``K`` is the kernel's Gram matrix of the points appended so far (one task's inputs
     in paper 001). Both values are grown by bordering the Cholesky factors of
@@ -341,7 +341,9 @@ class IncrementalInformationGain:
 
     The values equal ``information_gain(K, lambda)`` and
     ``effective_dimension(K, c)`` of the batch formulas (paper 001: ``gamma_t^st`` of
-    Appendix A.2.2 and the terms of ``S`` in eq. 26, where ``c = lambda (1 + b)``).
+    Appendix A.2.2 and the terms of ``S`` in eq. 26, where ``c = lambda (1 + b)``);
+    ``kernel_trace`` is ``Tr(K) = sum_s k(x_s, x_s)`` (the ``Tr(K_{t_l})`` of the proof
+    of eq. 27, ``<= t`` only when ``k(x, x) <= 1``).
 
     Args:
         data_kernel: The kernel ``k`` (a GPyTorch kernel; it is moved to the points'
@@ -368,6 +370,8 @@ class IncrementalInformationGain:
         0.89588
         >>> round(gain.effective_dimension, 6)  # eigenvalues 5 and 0: 5 / (5 + 2)
         0.714286
+        >>> gain.kernel_trace  # 1 + 4
+        5.0
     """
 
     def __init__(
@@ -384,11 +388,14 @@ class IncrementalInformationGain:
         like = torch.zeros(0, 1, dtype=torch.float64) if like is None else like
         empty = like.new_zeros(0, 0)
         self.train_X = like.new_zeros(0, like.shape[-1])
-        self._info = GrowingCholesky(empty)
-        self._dimension = None if math.isinf(scale) else GrowingCholesky(empty)
+        self._info = GrowingCholesky(empty, regularization=self.regularization)
+        self._dimension = (
+            None if math.isinf(scale) else GrowingCholesky(empty, regularization=scale)
+        )
         self._trace_inverse = 0.0
         self.information_gain = 0.0
         self.effective_dimension = 0.0
+        self.kernel_trace = 0.0
 
     @property
     def num_observations(self) -> int:
@@ -407,6 +414,7 @@ class IncrementalInformationGain:
             diagonal = kernel(x, x).to_dense()  # 1 x 1
             self._info.append(cross, diagonal + self.regularization)
             self.train_X = torch.cat([self.train_X, x])
+            self.kernel_trace += float(diagonal)
             t = self.num_observations
             half_log_det = float(self._info.half_log_det())
             self.information_gain = half_log_det - 0.5 * t * math.log(self.regularization)

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 import torch
 from gpytorch.kernels import Kernel
-from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
 from botorch_mtucb.utils.checks import as_float, as_int
+from botorch_mtucb.utils.linalg import cholesky_factor
 from botorch_mtucb.utils.random import stream_seed
 
 # Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
@@ -276,8 +276,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         self._train_embedding = phi
         v = phi @ phi.transpose(0, 1)  # v~_t, r x r
         eye = torch.eye(v.shape[0], dtype=v.dtype, device=v.device)
-        self._chol = psd_safe_cholesky(
-            self._group_xi[:, None, None] * v + self.regularization * eye
+        self._chol = cholesky_factor(
+            self._group_xi[:, None, None] * v + self.regularization * eye, self.regularization
         )  # g x r x r
         rotated = phi @ (self.train_Y @ self._U)  # r x n: sum_s (y_s^T u_i) phi~(x_s)
         chol = self._chol[self._group_of]  # n x r x r
@@ -294,7 +294,9 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
         self._train_embedding = Z
         eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
-        self._chol = psd_safe_cholesky(Z @ Z.transpose(0, 1) + self.regularization * eye)
+        self._chol = cholesky_factor(
+            Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
+        )
         self._alpha = torch.cholesky_solve((Z @ obs_y).unsqueeze(-1), self._chol).squeeze(-1)
 
     # ------------------------------------------------------- variances at rows

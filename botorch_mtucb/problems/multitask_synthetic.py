@@ -9,8 +9,10 @@ kernel ``k_X(x, x') = x^T x'``.
 ``delta`` here is the *deviation weight* of Section 5 (not the confidence level).
 
 Note: with actions of norm 10 the linear kernel has ``k_X(x, x) = 100``, while the
-proofs of Theorem 1 / Lemma 1 use ``k_X(x, x) <= 1``; this is the paper's own set-up
-(``B = max_i ||theta_i|| <= 1``) and is kept as is.
+proof of Theorem 1's large-b width (eq. 27) and Lemma 1 use ``k_X(x, x) <= 1``; this is
+the paper's own set-up (``B = max_i ||theta_i|| <= 1``) and is kept as is. The bandits'
+widths stay valid: eq. 27 takes the trace of the data's kernel matrix
+(``multitask_widths(kernel_trace=...)``), not ``t``.
 """
 
 from __future__ import annotations

@@ -3,13 +3,15 @@ Cholesky factor (``linalg``), random streams and tie-breaking (``random``), and 
 domains acquisitions are maximized over (``domains``)."""
 
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain, maximize_acquisition
-from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.utils.linalg import CholeskyJitterWarning, GrowingCholesky, cholesky_factor
 from botorch_mtucb.utils.random import argmax_random_ties
 
 __all__ = [
     "BoxDomain",
+    "CholeskyJitterWarning",
     "FiniteDomain",
     "GrowingCholesky",
     "argmax_random_ties",
+    "cholesky_factor",
     "maximize_acquisition",
 ]

@@ -25,13 +25,115 @@ update); the in-place buffer is what this class adds.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
+from linear_operator.utils.errors import NotPSDError
+from linear_operator.utils.warnings import NumericalWarning
 from torch import Tensor
 
 GROWTH = 1.25
 HEADROOM = 32  # rows reserved beyond the initial size (appends before the first growth)
+JITTER_TOLERANCE = 0.01  # jitter above this fraction of the regularization is reported
+
+
+class CholeskyJitterWarning(UserWarning):
+    """A Cholesky factor needed jitter comparable to the regularization it works with.
+
+    GPyTorch's ``psd_safe_cholesky`` adds ``1e-6, 1e-5, ...`` (``1e-8, ...`` in float64)
+    to the diagonal of a matrix that is not numerically positive definite and issues a
+    ``NumericalWarning``. When the matrix is ``K + lambda I`` with ``lambda`` the noise
+    variance (or regularization) and the jitter is not small against ``lambda``, the
+    factor is that of ``K + (lambda + jitter) I``: posteriors, information gains and
+    every width computed from them are not the theorems'. This warning of the package's
+    own says so (it is a ``UserWarning``, so filtering GPyTorch's numerical warnings does
+    not hide it); the fix is float64 data (``model.double()``, ``X.double()``).
+
+    Example:
+        >>> import warnings
+        >>> import torch
+        >>> from botorch_mtucb.utils.linalg import CholeskyJitterWarning, cholesky_factor
+        >>> ones = torch.ones(2, 2)  # singular: jitter 1e-6 is added in float32
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = cholesky_factor(ones + 1e-8 * torch.eye(2), regularization=1e-8)
+        >>> any(issubclass(w.category, CholeskyJitterWarning) for w in caught)
+        True
+    """
+
+
+def cholesky_factor(
+    matrix: Tensor, regularization: float | None = None, size: int | None = None
+) -> Tensor:
+    r"""The lower Cholesky factor of ``matrix`` (``batch x t x t``), jitter reported.
+
+    Factorizes with GPyTorch's ``psd_safe_cholesky`` (jitter added only when the matrix
+    is not numerically positive definite). When jitter was added, its size is read off
+    the factor (``max diag(L L^T) - diag(matrix)``, ``O(t^2)``) and, if it exceeds
+    ``JITTER_TOLERANCE = 0.01`` times ``regularization`` (the ``lambda`` of
+    ``matrix = K + lambda I``), a ``CholeskyJitterWarning`` names both, the consequence
+    and the fix.
+
+    Args:
+        matrix: ``batch x t x t`` symmetric positive (semi-)definite.
+        regularization: ``lambda``, the multiple of the identity in ``matrix`` that the
+            jitter is compared with; ``None``: no comparison (GPyTorch's
+            ``NumericalWarning`` only).
+        size: The size of the whole matrix when ``matrix`` is the Schur complement of
+            rows appended to a factor (for the messages; default ``t``).
+
+    Returns:
+        ``L``, ``batch x t x t``, with ``L L^T = matrix + jitter I``.
+
+    Raises:
+        linear_operator.utils.errors.NanError: If ``matrix`` holds NaN (from
+            ``psd_safe_cholesky``).
+        linear_operator.utils.errors.NotPSDError: If the largest jitter GPyTorch tries
+            does not make it positive definite (the message names the dtype and the
+            fix).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.linalg import cholesky_factor
+        >>> cholesky_factor(torch.tensor([[4.0, 2.0], [2.0, 5.0]]), regularization=1.0)
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    factor, info = torch.linalg.cholesky_ex(matrix)
+    if not bool(info.any()):
+        return factor
+    size = matrix.shape[-1] if size is None else size
+    what = f"the {str(matrix.dtype).removeprefix('torch.')} {size} x {size} matrix K + lambda I"
+    advice = (
+        "use float64 data (model.double(), X.double())"
+        if matrix.dtype != torch.float64
+        else "raise the noise variance or remove (near-)duplicate inputs"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NumericalWarning)
+        try:
+            factor = psd_safe_cholesky(matrix)
+        except NotPSDError as error:
+            raise NotPSDError(
+                f"{what} is not positive definite, even with jitter: {advice}"
+            ) from error
+    jitter = float((factor.square().sum(-1) - matrix.diagonal(dim1=-2, dim2=-1)).amax())
+    if regularization is not None and jitter > JITTER_TOLERANCE * regularization:
+        warnings.warn(
+            f"{what} needed jitter {jitter:.3g} on the diagonal of its Cholesky factor, "
+            f"{jitter / regularization:.3g} times lambda = {regularization:.3g}: the "
+            "posterior, the information gain and the widths computed from it are not the "
+            f"theorems' (they are those of lambda + jitter); {advice}",
+            CholeskyJitterWarning,
+            stacklevel=3,
+        )
+    else:
+        for warning in caught:  # small jitter: let GPyTorch's own warning through
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return factor
 
 
 class GrowingCholesky:
@@ -44,6 +146,9 @@ class GrowingCholesky:
     Args:
         matrix: ``batch x t x t`` SPD matrix to factorize (``t`` may be 0).
         capacity: Initial buffer size (default ``t + HEADROOM``).
+        regularization: ``lambda`` when the matrix is ``K + lambda I``: jitter that a
+            factorization needs beyond 1% of it gives a ``CholeskyJitterWarning``
+            (``cholesky_factor``).
 
     Example:
         >>> import torch
@@ -60,12 +165,15 @@ class GrowingCholesky:
         1.386294
     """
 
-    def __init__(self, matrix: Tensor, capacity: int | None = None) -> None:
+    def __init__(
+        self, matrix: Tensor, capacity: int | None = None, regularization: float | None = None
+    ) -> None:
         size = matrix.shape[-1]
         self.size = size
+        self.regularization = regularization
         self.buffer = self._identity(matrix, capacity or size + HEADROOM)
         if size:
-            self.buffer[..., :size, :size] = psd_safe_cholesky(matrix)
+            self.buffer[..., :size, :size] = cholesky_factor(matrix, regularization)
 
     @staticmethod
     def _identity(like: Tensor, capacity: int) -> Tensor:
@@ -113,7 +221,8 @@ class GrowingCholesky:
             schur = new_block - lower_left @ lower_left.transpose(-1, -2)
         else:
             lower_left, schur = new_block[..., :0], new_block
-        self.append_factor_rows(lower_left, psd_safe_cholesky(schur))
+        lower_right = cholesky_factor(schur, self.regularization, size=t + schur.shape[-1])
+        self.append_factor_rows(lower_left, lower_right)
 
     def append_factor_rows(self, lower_left: Tensor, lower_right: Tensor) -> None:
         """Append rows ``[W, L_S]`` of the factor that the caller already knows, in place.

@@ -179,3 +179,82 @@ def test_width_rules_are_the_keys_of_the_widths():
     widths = multitask_widths(3, 1.0, 1.0, 0.2, 2 / 3, 0.1, 1.0, 1.0, 5, effective_dimension=1.0)
     assert set(WIDTH_RULES) == set(widths)
     assert WIDTH_RULES[0] == "new"  # the default rule of paper 001's bandits
+
+
+def _unbounded_kernel_statistics(N=5, b=1e4, t=50, norm=10.0, seed=0):
+    """Paper 001's synthetic setting: actions of norm 10, so k_X(x, x) = 100."""
+    generator = torch.Generator().manual_seed(seed)
+    X = torch.randn(t, 4, dtype=torch.float64, generator=generator)
+    X = norm * X / X.norm(dim=-1, keepdim=True)
+    tasks = torch.arange(t) % N
+    kernel = LinearKernel().double()
+    kernel.initialize(variance=1.0)
+    lam = multitask_regularization(N, b)
+    S = float(task_effective_dimensions(X, tasks, kernel, N, b, lam).sum())
+    trace = float(X.square().sum())  # sum_s k(x_s, x_s), by hand
+    return N, b, lam, S, trace
+
+
+def test_large_b_without_trace_is_invalid_for_an_unbounded_kernel():
+    """Issue 11 item 5: with k(x, x) = 100, eq. 27 with ``t`` falls far below the valid
+    eqs. 24 + 26 width (N = 5, b = 1e4, eps = 0.05, t = 50); with the trace it does not."""
+    N, b, lam, S, trace = _unbounded_kernel_statistics()
+    args = (N, b, 1.0, 0.05, lam, 0.05, 3.0, 1.0, 50)
+    assumed = multitask_widths(*args, effective_dimension=S)  # t: assumes k(x, x) <= 1
+    valid = multitask_widths(*args, effective_dimension=S, kernel_trace=trace)
+    assert trace == pytest.approx(100 * 50)
+    assert float(assumed["large_b"]) < float(assumed["large_b_data_dependent"]) / 10
+    assert float(valid["large_b"]) >= float(valid["large_b_data_dependent"])
+    assert float(valid["new"]) >= float(assumed["new"])
+    want = reference_widths(N, b, 1.0, 0.05, lam, 0.05, 3.0, 1.0, trace, S=S)  # t -> Tr
+    for key in want:
+        assert float(valid[key]) == pytest.approx(want[key], rel=1e-12)
+
+
+@pytest.mark.parametrize("norm", [0.3, 1.0, 10.0])
+def test_large_b_with_trace_never_below_data_dependent(norm):
+    """eq. 26's S <= Tr / (lambda (1 + b)) and (a + c)^2 <= 2 a^2 + 2 c^2: eq. 27 with the
+    trace bounds the data-dependent width from above, for any kernel scale."""
+    for b in [0.1, 3.0, 1e2, 1e4]:
+        N, b, lam, S, trace = _unbounded_kernel_statistics(b=b, norm=norm, seed=int(b))
+        widths = multitask_widths(
+            N, b, 2.0, 0.3, lam, 0.1, 1.0, 1.0, 50, effective_dimension=S, kernel_trace=trace
+        )
+        assert float(widths["large_b"]) >= float(widths["large_b_data_dependent"]) * (1 - 1e-12)
+
+
+def test_regression_passes_its_kernel_trace():
+    """The bandits' regression feeds eq. 27 the trace of the data it has seen."""
+    from botorch_mtucb.bandits import AgnosticMultiTaskRegression
+    from botorch_mtucb.utils import FiniteDomain
+
+    arms = FiniteDomain(10 * torch.eye(3, dtype=torch.float64))  # k(x, x) = 100
+    kernel = LinearKernel().double()
+    kernel.initialize(variance=1.0)
+    regression = AgnosticMultiTaskRegression(arms, kernel, b=1e4, num_tasks=2)
+    for k in range(6):
+        regression.update(k % 2, arms.points[k % 3], 0.1 * k)
+    assert regression.kernel_trace == pytest.approx(600.0)
+    widths = regression.widths(1.0, 0.05, 0.05)
+    N, b, lam = 2, 1e4, regression.regularization
+    want = reference_widths(
+        N,
+        b,
+        1.0,
+        0.05,
+        lam,
+        0.05,
+        regression.info_gain_mt,
+        regression.info_gain_st,
+        600.0,
+        S=regression.effective_dimension,
+    )
+    for key in want:
+        assert widths[key] == pytest.approx(want[key], rel=1e-10)
+
+
+def test_t_must_be_an_int():
+    with pytest.raises(TypeError, match="t must be an int"):
+        multitask_widths(3, 1.0, 1.0, 0.2, 2 / 3, 0.1, 1.0, 1.0, 2.5)
+    with pytest.raises(ValueError, match="kernel_trace"):
+        multitask_widths(3, 1.0, 1.0, 0.2, 2 / 3, 0.1, 1.0, 1.0, 2, kernel_trace=-1.0)

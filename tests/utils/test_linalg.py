@@ -1,10 +1,15 @@
-"""GrowingCholesky: in-place bordered updates equal a Cholesky factorization from scratch."""
+"""GrowingCholesky: in-place bordered updates equal a Cholesky factorization from scratch;
+cholesky_factor reports jitter that is large against the regularization."""
+
+import warnings
 
 import numpy as np
 import pytest
 import torch
+from linear_operator.utils.errors import NotPSDError
+from linear_operator.utils.warnings import NumericalWarning
 
-from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.utils.linalg import CholeskyJitterWarning, GrowingCholesky, cholesky_factor
 
 
 def random_spd(size, batch=(), dtype=torch.float64, seed=0):
@@ -117,3 +122,65 @@ def test_append_factor_rows_checks_shapes_and_grows_geometrically():
     factor.append_factor_rows(torch.zeros(1, 5), torch.ones(1, 1))
     assert factor.capacity == 7  # ceil(1.25 * 5)
     assert torch.equal(factor.factor, torch.eye(6, dtype=torch.float64))
+
+
+def near_duplicate_gram(dtype, lam, size=60, seed=0):
+    """An RBF Gram matrix of pairs of points 1e-4 apart, plus ``lam I``, in ``dtype``."""
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.rand(size // 2, 1, generator=generator, dtype=torch.float64)
+    x = torch.cat([x, x + 1e-4]).to(dtype)
+    gram = torch.exp(-0.5 * (x - x.T).square() / 0.2**2)
+    return gram + lam * torch.eye(size, dtype=dtype)
+
+
+def caught_warnings(function):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function()
+    return result, caught
+
+
+def test_float32_jitter_far_above_the_regularization_warns():
+    """Issue 11 item 4: in float32, GPyTorch's jitter (1e-6 and up) dwarfs lambda = 1e-8."""
+    matrix = near_duplicate_gram(torch.float32, 1e-8)
+    assert int(torch.linalg.cholesky_ex(matrix).info) > 0  # the premise: jitter is needed
+    factor, caught = caught_warnings(lambda: cholesky_factor(matrix, regularization=1e-8))
+    ours = [w for w in caught if issubclass(w.category, CholeskyJitterWarning)]
+    assert len(ours) == 1
+    message = str(ours[0].message)
+    assert "float32 60 x 60" in message and "not the theorems'" in message
+    assert "float64" in message
+    # The jitter the message reports is the one in the factor (diag(L L^T) - diag(A)).
+    jitter = float((factor @ factor.T - matrix).diagonal().max())
+    assert f"jitter {jitter:.3g}" in message
+    assert jitter >= 1e-6  # GPyTorch's first float32 jitter
+
+
+def test_no_warning_for_a_positive_definite_matrix_and_the_same_factor():
+    matrix = near_duplicate_gram(torch.float64, 1e-2)
+    factor, caught = caught_warnings(lambda: cholesky_factor(matrix, regularization=1e-2))
+    assert not caught
+    np.testing.assert_array_equal(factor.numpy(), torch.linalg.cholesky(matrix).numpy())
+
+
+def test_small_jitter_keeps_gpytorchs_own_warning_only():
+    """A singular matrix whose jitter (1e-8 in float64) is below 1% of lambda = 1e-3."""
+    matrix = torch.ones(3, 3, dtype=torch.float64)
+    factor, caught = caught_warnings(lambda: cholesky_factor(matrix, regularization=1e-3))
+    assert not any(issubclass(w.category, CholeskyJitterWarning) for w in caught)
+    assert any(issubclass(w.category, NumericalWarning) for w in caught)
+    assert float((factor @ factor.T - matrix).diagonal().max()) < 1e-5
+
+
+def test_growing_factor_warns_when_an_appended_row_needs_jitter():
+    x = torch.cat([torch.arange(10.0), torch.tensor([1e-5])]).reshape(-1, 1)  # 10 ~ 0
+    matrix = torch.exp(-0.5 * (x - x.T).square() / 0.2**2) + 1e-8 * torch.eye(11)
+    factor = GrowingCholesky(matrix[:10, :10], regularization=1e-8)  # far apart: no jitter
+    with pytest.warns(CholeskyJitterWarning, match="float32 11 x 11"):
+        factor.append(matrix[:10, 10:], matrix[10:, 10:])  # a near-duplicate of point 0
+
+
+def test_not_positive_definite_names_dtype_and_fix():
+    matrix = -torch.eye(2)
+    with pytest.raises(NotPSDError, match=r"float32 2 x 2 matrix .* use float64"):
+        cholesky_factor(matrix, regularization=1.0)

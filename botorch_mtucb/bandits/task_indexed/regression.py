@@ -139,6 +139,12 @@ class AgnosticMultiTaskRegression:
         """``S = sum_l Tr(K_{t_l} (K_{t_l} + lambda (1 + b) I)^{-1})`` (eq. 26)."""
         return sum(statistics.effective_dimension for statistics in self._task_statistics)
 
+    @property
+    def kernel_trace(self) -> float:
+        """``sum_l Tr(K_{t_l}) = sum_s k_X(x_s, x_s)`` over the observations (eq. 27's
+        ``t`` when ``k_X(x, x) <= 1``)."""
+        return sum(statistics.kernel_trace for statistics in self._task_statistics)
+
     def widths(
         self, rkhs_norm_bound: float, task_deviation: float, delta: float, noise_std: float = 1.0
     ) -> dict[str, float]:
@@ -155,6 +161,7 @@ class AgnosticMultiTaskRegression:
             self.num_observations,
             noise_std=noise_std,
             effective_dimension=self.effective_dimension,
+            kernel_trace=self.kernel_trace,
         )
         return {k: float(v) for k, v in widths.items()}
 

@@ -66,7 +66,9 @@ class RegularizedGramCache(Module):
         missing = sorted({a for a in alphas.tolist() if not (self.alphas == a).any()})
         if missing:
             eye = torch.eye(self.size, dtype=self.gram.dtype, device=self.gram.device)
-            self.factors.extend(GrowingCholesky(self.gram + alpha * eye) for alpha in missing)
+            self.factors.extend(
+                GrowingCholesky(self.gram + alpha * eye, regularization=alpha) for alpha in missing
+            )
             new = torch.tensor(missing, dtype=self.alphas.dtype, device=self.alphas.device)
             self.alphas = torch.cat([self.alphas, new])
         return (self.alphas[None, :] == alphas[:, None]).float().argmax(-1)

@@ -61,8 +61,20 @@ def test_finite_and_box_paths_agree_and_widths_use_the_helpers(b):
     assert finite.effective_dimension == pytest.approx(float(dims.sum()), rel=1e-9, abs=1e-12)
     eps = 0.0 if math.isinf(b) else 0.4
     widths = finite.widths(1.0, eps, 0.05)
+    trace = float(X.square().sum())  # sum_s k(x_s, x_s) of the linear kernel
+    assert finite.kernel_trace == pytest.approx(trace, rel=1e-12)
     want = multitask_widths(
-        N, b, 1.0, eps, lam, 0.05, gain, st.max(), len(plan), effective_dimension=dims.sum()
+        N,
+        b,
+        1.0,
+        eps,
+        lam,
+        0.05,
+        gain,
+        st.max(),
+        len(plan),
+        effective_dimension=dims.sum(),
+        kernel_trace=trace,
     )
     for key in want:
         assert widths[key] == pytest.approx(float(want[key]), rel=1e-9)
