@@ -6,12 +6,14 @@ log det(I_n + Gamma_{s-1}(x_s, x_s) / eta) from dense sequential posteriors, and
 from __future__ import annotations
 
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from cases import CASES, ETA, build_case, tolerances
+from gpytorch.kernels import RBFKernel
 
 from botorch_mtucb.confidence import (
     mt_bkb_accuracy,
@@ -19,7 +21,8 @@ from botorch_mtucb.confidence import (
     mt_kb_width,
     sketch_distortion,
 )
-from botorch_mtucb.models import NystromVectorValuedGP
+from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
+from botorch_mtucb.utils.linalg import CholeskyJitterWarning
 
 
 def _np(tensor: torch.Tensor) -> np.ndarray:
@@ -159,3 +162,29 @@ def test_mt_kb_width_bad_input():
         mt_kb_width(model, 1.0, float("inf"), 0.1)
     with pytest.raises(TypeError, match="model must provide information_gain"):
         mt_kb_width(object(), 1.0, 0.1, 0.1)
+
+
+def test_float32_jitter_beyond_the_noise_is_reported_at_the_width():
+    """Issue 11 item 4: near-duplicate inputs and lambda = 1e-6 in float32 make GPyTorch add
+    jitter 10x lambda; the information gain (and MT-KB's width) are then not the theorem's.
+    The package says so in a warning of its own; float64 needs no jitter and stays silent."""
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(300, 1, generator=generator, dtype=torch.float64)
+    X = torch.cat([X, X + 1e-4])
+    Y = torch.randn(600, 3, generator=generator, dtype=torch.float64)
+    B = torch.tensor([[1.0, 0.5, 0.2], [0.5, 1.0, 0.5], [0.2, 0.5, 1.0]], dtype=torch.float64)
+    gains = {}
+    for dtype in (torch.float64, torch.float32):
+        kernel = RBFKernel().to(dtype)
+        kernel.lengthscale = 0.2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = VectorValuedGP(X.to(dtype), Y.to(dtype), kernel, B.to(dtype), 1e-6)
+            gains[dtype] = float(model.information_gain())
+            mt_kb_width(model, rkhs_norm_bound=1.0, noise_std=1e-3, delta=0.05)
+        ours = [w for w in caught if issubclass(w.category, CholeskyJitterWarning)]
+        if dtype == torch.float64:
+            assert not ours
+        else:
+            assert ours and "use float64" in str(ours[0].message)
+    assert gains[torch.float32] > 2 * gains[torch.float64]  # what the warning is about
