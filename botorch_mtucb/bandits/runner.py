@@ -1,9 +1,10 @@
 """One loop runner for every bandit algorithm of the three papers.
 
 Each round (see ``botorch_mtucb.bandits.protocols``) is appended to a JSON-lines file as
-soon as it ends, so an interrupted run resumes where it stopped: the recorded rounds are
+soon as it ends (``botorch_mtucb.bandits.run_file``: checked on reading, appended to,
+never truncated), so an interrupted run resumes where it stopped: the recorded rounds are
 replayed into a fresh policy (``update`` only, with the recorded action rebuilt from its
-JSON) and the loop goes on.
+JSON) and the loop goes on. Reading back a finished run writes nothing.
 
 Randomness is drawn from per-round generators seeded by ``(seed, round, stream)``:
 the environment's stream (contexts, noise) does not depend on the policy, so all
@@ -13,10 +14,9 @@ and a resumed run continues exactly as an uninterrupted one would.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,37 +25,8 @@ from torch import Tensor
 from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits.protocols import Action, Environment, Policy
+from botorch_mtucb.bandits.run_file import RunFile, StepRecord
 from botorch_mtucb.utils.random import ENVIRONMENT_STREAM, POLICY_STREAM, round_generator
-
-
-@dataclass
-class StepRecord:
-    """One round: what was chosen, observed and lost, and how long it took (seconds).
-
-    Attributes:
-        t: The round, ``1 .. T``.
-        x: The action as JSON: the ``d`` floats of a point ``x_t``, or a structured
-            action's ``to_json()`` (e.g. ``{"task": 2, "recommendations": [[...], ...]}``).
-        y: The observation's floats.
-        regret: The instantaneous regret (``>= 0``).
-        seconds: Wall-clock time of ``select`` + ``observe`` + ``update``.
-        context: The round's context without its ``_``-keys (weights, task, ...).
-        diagnostics: The policy's ``diagnostics()`` after the update.
-
-    Example:
-        >>> from botorch_mtucb.bandits import StepRecord
-        >>> record = StepRecord(t=1, x=[0.5], y=[1.2], regret=0.3, seconds=0.01)
-        >>> record.x, record.regret
-        ([0.5], 0.3)
-    """
-
-    t: int
-    x: Any
-    y: list[float]
-    regret: float
-    seconds: float
-    context: dict[str, Any] = field(default_factory=dict)
-    diagnostics: dict[str, Any] = field(default_factory=dict)
 
 
 def _jsonable(value: Any) -> Any:
@@ -107,26 +78,6 @@ def action_from_json(data: Any, environment: Environment) -> Tensor | Action:
     return action_type.from_json(data)
 
 
-def _load_records(path: Path, header: dict[str, Any]) -> list[StepRecord]:
-    records: list[StepRecord] = []
-    with path.open() as handle:
-        lines = [line for line in handle if line.strip()]
-    if not lines:
-        return records
-    stored_header = json.loads(lines[0]).get("header")
-    if stored_header != header:
-        raise ValueError(
-            f"{path} was written by a different run ({stored_header}); expected {header}. "
-            "Use another output directory or delete the file to start afresh."
-        )
-    for line in lines[1:]:
-        try:
-            records.append(StepRecord(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            break  # a torn last line from an interruption: redo that round
-    return records
-
-
 def run_policy(
     policy: Policy,
     environment: Environment,
@@ -151,7 +102,8 @@ def run_policy(
         path: Where to write rounds as they end; an existing file of the same run
             (same policy name, seed and settings, any horizon) is resumed (its rounds are
             replayed into ``policy``); one with ``horizon`` rounds or more is just
-            read back (its first ``horizon`` rounds; the file keeps them all).
+            read back (its first ``horizon`` rounds; the file keeps them all), without
+            being opened for writing. Damage is handled as ``RunFile`` describes.
         progress: Show a tqdm progress bar.
         description: The progress bar's label.
         replay_finished: Whether a file that already holds ``horizon`` rounds is
@@ -163,7 +115,10 @@ def run_policy(
         The ``horizon`` records, in order.
 
     Raises:
-        ValueError: If ``horizon < 1`` or ``path`` holds a different run.
+        ValueError: If ``horizon < 1``, or ``path`` holds a different run or rounds that
+            cannot be trusted (``RunFile.read``: a round stored twice, a bad header).
+        OSError: If ``path`` cannot be written (naming it); every round finished
+            before stays in the file.
         TypeError: If the policy returns an action that is neither a tensor nor an
             ``Action``.
 
@@ -188,23 +143,13 @@ def run_policy(
     header: dict[str, Any] = {"policy": policy.name, "seed": int(seed)}
     if hasattr(policy, "settings"):  # parameters that change what the policy does
         header["settings"] = _jsonable(policy.settings())
-    records: list[StepRecord] = []
-    handle = None
-    if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stored: list[StepRecord] = []
-        if path.exists():
-            stored = _load_records(path, header)
-            records = stored[:horizon]
-        with path.open("w") as rewrite:  # drop a torn line, keep every good round
-            rewrite.write(json.dumps({"header": header}) + "\n")
-            for record in stored:
-                rewrite.write(json.dumps(asdict(record)) + "\n")
-        if len(records) == horizon and not replay_finished:
-            return records
-        handle = path.open("a")
-    try:
+    run_file = None if path is None else RunFile(path, header)
+    records = [] if run_file is None else run_file.read()[:horizon]  # reading writes nothing
+    if len(records) == horizon and not replay_finished:
+        return records
+    with contextlib.ExitStack() as stack:
+        if run_file is not None and len(records) < horizon:
+            stack.enter_context(run_file.appending(horizon))  # appends, never truncates
         for record in records:  # replay the rounds done before an interruption
             t = record.t
             context = environment.context(t, round_generator(seed, t, ENVIRONMENT_STREAM))
@@ -242,12 +187,8 @@ def run_policy(
                 diagnostics=_jsonable(diagnostics),
             )
             records.append(record)
-            if handle is not None:
-                handle.write(json.dumps(asdict(record)) + "\n")
-                handle.flush()
+            if run_file is not None:
+                run_file.append(record)
             bar.update(1)
         bar.close()
-    finally:
-        if handle is not None:
-            handle.close()
     return records

@@ -4,16 +4,29 @@
 The benchmarks sit in the layer above the experiments, so this module does not import
 them: ``botorch_mtucb.__main__`` passes their catalogue (``botorch_mtucb.benchmarks.
 BENCHMARKS``) to ``main``.
+
+While an experiment runs, SIGTERM interrupts it as Ctrl-C (SIGINT) does: the rounds done
+so far stay in the run files and the same message says how to resume (exit code 143,
+130 for SIGINT). Errors are one line ``error: ...`` naming the file or directory; the
+package's warnings about damaged run files and unwritten result files are one line
+``warning: ...`` each.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
+from botorch_mtucb.bandits.run_file import RunFileWarning
+from botorch_mtucb.experiments.output_lock import OutputLockedError
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
+from botorch_mtucb.experiments.report import UnwrittenFilesWarning
 
 MAIN_EXPERIMENT = "sensor-main"
 
@@ -111,10 +124,74 @@ def _benchmark(args: argparse.Namespace, benchmarks: Mapping[str, BenchmarkComma
     return benchmarks[args.name].run(args.arguments)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C raises ``KeyboardInterrupt``
+    (inside ``sigterm_interrupts``).
+
+    Example:
+        >>> from botorch_mtucb.experiments.cli import Terminated
+        >>> issubclass(Terminated, KeyboardInterrupt)
+        True
+    """
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``Terminated`` (once; a second SIGTERM during the
+    clean-up is ignored); the previous handler is restored after. Only the main thread
+    can handle signals: elsewhere this does nothing.
+
+    Example:
+        >>> import signal
+        >>> from botorch_mtucb.experiments.cli import sigterm_interrupts
+        >>> before = signal.getsignal(signal.SIGTERM)
+        >>> with sigterm_interrupts():
+        ...     signal.getsignal(signal.SIGTERM) is not before  # (in the main thread)
+        True
+        >>> signal.getsignal(signal.SIGTERM) is before
+        True
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if not received:
+            received.append(signum)
+            raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """The package's warnings about its files as one line ``warning: ...`` on stderr."""
+    show = warnings.showwarning
+
+    def showwarning(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, RunFileWarning | UnwrittenFilesWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, *args, **kwargs)
+
+    warnings.showwarning = showwarning
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
+
+
 def main(
     argv: Sequence[str] | None = None, benchmarks: Mapping[str, BenchmarkCommand] | None = None
 ) -> int:
-    """Entry point; returns the exit code (2 for bad input, 130 when interrupted).
+    """Entry point; returns the exit code: 0, 1 when a file cannot be written or the
+    output is another run's, 2 for bad input, 130 when interrupted (Ctrl-C), 143 when
+    terminated (SIGTERM).
 
     Example:
         >>> from botorch_mtucb.experiments.cli import main
@@ -138,15 +215,26 @@ def main(
         name, quick = args.name, args.quick
         options = {} if args.data is None else {"data": args.data}
     try:
-        run_experiment(name, output, quick=quick, progress=not args.no_progress, **options)
+        with sigterm_interrupts(), _one_line_warnings():
+            run_experiment(name, output, quick=quick, progress=not args.no_progress, **options)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except OutputLockedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a run file or directory that cannot be written
+        print(
+            f"error: {error}\n(the rounds done so far are kept in {output}; once this is "
+            "fixed, run the same command again to resume)",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt as interrupt:
         print(
             f"\ninterrupted: the rounds done so far are saved in {output}; run the same "
             "command again to resume",
             file=sys.stderr,
         )
-        return 130
+        return 143 if isinstance(interrupt, Terminated) else 130
     return 0

@@ -1,20 +1,30 @@
 """The named experiments of ``python -m botorch_mtucb reproduce NAME``.
 
 Each paper's experiments live in their own subpackage (``paper000``, ``paper001``,
-``paper002``) and register themselves with ``@register``. ``run_experiment`` claims the
-output directory (``experiment.json`` records the run's settings, and a run with other
-settings is refused), so that running the same command again resumes a run.
+``paper002``) and register themselves with ``@register``. ``run_experiment`` locks the
+output directory for the whole run (one run at a time: ``output_lock``) and claims it
+(``experiment.json`` records the run's settings, and a run with other settings is
+refused), so that running the same command again resumes a run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from botorch_mtucb.experiments.output_lock import (
+    OutputLockedError,
+    locked_output,
+    remove_lock_files,
+)
+from botorch_mtucb.experiments.report import UnwrittenFilesWarning, collect_unwritten_files
 
 # run(output, quick, progress, **options) -> summary dict (already written to output)
 ExperimentFunction = Callable[..., dict[str, Any]]
@@ -116,22 +126,27 @@ def _has_runs(output: Path) -> bool:
     return any(output.rglob("*.jsonl"))
 
 
-def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
-    """Create ``output`` for a run with ``settings``, or check that it holds one.
-
-    Returns:
-        Whether the settings file was written now (a new run directory).
-
-    Raises:
-        ValueError: If ``output`` is a file or holds results of a run with other
-            settings (resuming those would mix two runs).
-    """
+def _make_output(output: Path) -> None:
+    """Create the directory ``output`` (and its parents), or check that it is one."""
     if output.exists() and not output.is_dir():
         raise ValueError(f"--output {output} exists and is not a directory")
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ValueError(f"cannot create the output directory {output}: {error}") from error
+
+
+def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
+    """Check that the directory ``output`` holds a run with ``settings``, or none yet
+    (then record ``settings`` in it).
+
+    Returns:
+        Whether the settings file was written now (a new run directory).
+
+    Raises:
+        ValueError: If ``output`` holds results of a run with other settings (resuming
+            those would mix two runs).
+    """
     path = output / SETTINGS_FILE
     if path.exists():
         try:
@@ -156,6 +171,31 @@ def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
     return True
 
 
+def unwritten_files_message(unwritten: list[tuple[Path, OSError]], output: str | Path) -> str:
+    """One line naming the result files that could not be written (``report.
+    collect_unwritten_files``), relative to ``output``, and why.
+
+    Example:
+        >>> import errno
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.registry import unwritten_files_message
+        >>> error = PermissionError(errno.EACCES, "Permission denied")
+        >>> print(unwritten_files_message([(Path("out/summary.json"), error)], "out"))
+        could not write summary.json in out (Permission denied); the results printed are complete (computed from its run files)
+    """
+    names = []
+    for path, _ in unwritten:
+        try:
+            names.append(path.relative_to(output).as_posix())
+        except ValueError:
+            names.append(str(path))
+    reasons = dict.fromkeys(error.strerror or str(error) for _, error in unwritten)
+    return (
+        f"could not write {', '.join(names)} in {output} ({'; '.join(reasons)}); the "
+        "results printed are complete (computed from its run files)"
+    )
+
+
 def run_experiment(
     name: str, output: str | Path, quick: bool = False, progress: bool = True, **options: Any
 ) -> dict[str, Any]:
@@ -163,10 +203,17 @@ def run_experiment(
 
     An interrupted run is resumed by running the same command again: ``output`` keeps
     the run's settings in ``experiment.json`` and refuses a run with other settings.
+    The run holds the lock on ``output`` throughout (``output_lock.locked_output``): a
+    second run into it is refused at once. Result files (summary, CSV, plots) that cannot
+    be written, as in a read-only directory holding a finished run, are named in one
+    ``UnwrittenFilesWarning`` and the summary is returned all the same.
 
     Raises:
         ValueError: If ``name`` is not a registered experiment, ``output`` is not a
             usable directory or holds a run with other settings.
+        OutputLockedError: At once, if another run holds ``output``.
+        OSError: If a run file cannot be written (naming it); the rounds finished
+            before are kept.
 
     Example:
         >>> import tempfile
@@ -185,12 +232,28 @@ def run_experiment(
         raise ValueError("output must name a directory, got an empty string")
     output = Path(output)
     existed = output.exists()
-    created = _claim_output(output, run_settings(name, quick, options))
+    settings = run_settings(name, quick, options)
+    _make_output(output)
     try:
-        return experiments[name].run(output=output, quick=quick, progress=progress, **options)
+        with locked_output(output):
+            created = _claim_output(output, settings)
+            try:
+                with collect_unwritten_files() as unwritten:
+                    summary = experiments[name].run(
+                        output=output, quick=quick, progress=progress, **options
+                    )
+            except Exception:
+                if created and not _has_runs(output):  # nothing ran: release the directory
+                    (output / SETTINGS_FILE).unlink(missing_ok=True)
+                raise
+    except OutputLockedError:
+        raise  # the directory is another run's
     except Exception:
-        if created and not _has_runs(output):  # nothing ran: release the directory
-            (output / SETTINGS_FILE).unlink(missing_ok=True)
-            if not existed and not any(output.iterdir()):
-                output.rmdir()
+        if not existed and not (output / SETTINGS_FILE).exists():  # a failed start
+            remove_lock_files(output)
+            with contextlib.suppress(OSError):
+                output.rmdir()  # if empty
         raise
+    if unwritten:
+        warnings.warn(unwritten_files_message(unwritten, output), UnwrittenFilesWarning, 2)
+    return summary

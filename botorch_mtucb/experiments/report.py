@@ -29,15 +29,23 @@ Every experiment, single- or multi-problem, writes ``summary.json`` in one schem
 
 ``build_summary`` builds it, ``check_summary`` checks it (the tests call it on every
 experiment), ``write_summary`` writes it.
+
+Every file written here replaces the previous one in one step (``write_atomically``): a
+reader never sees half a summary. Inside ``collect_unwritten_files`` (``run_experiment``
+runs every experiment in it) a file that cannot be written (a read-only output directory)
+is listed instead of raising: what it holds is recomputed from the run files on the next
+run, and the results are printed all the same.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +54,74 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from botorch_mtucb.bandits.run_file import write_atomically
 from botorch_mtucb.experiments.runs import MethodResult
 
 SUMMARY_KEYS = ("experiment", "settings", "problems")
 REGRET_KEYS = ("cumulative_regret_mean", "cumulative_regret_std")
+# The files that could not be written, inside ``collect_unwritten_files`` (else None).
+_UNWRITTEN: ContextVar[list[tuple[Path, OSError]] | None] = ContextVar("unwritten", default=None)
+
+
+# ------------------------------------------------------------------ writing files
+class UnwrittenFilesWarning(UserWarning):
+    """Result files (summary, CSV, plots) could not be written, e.g. into a read-only
+    output directory; the results were computed from complete run files and printed.
+
+    Example:
+        >>> from botorch_mtucb.experiments.report import UnwrittenFilesWarning
+        >>> issubclass(UnwrittenFilesWarning, UserWarning)
+        True
+    """
+
+
+@contextlib.contextmanager
+def collect_unwritten_files() -> Iterator[list[tuple[Path, OSError]]]:
+    """Within the block, a file of this module's writers (summary, CSV, plot) that cannot
+    be written is appended to the yielded list as ``(path, error)`` instead of raising.
+
+    Its content is computed from the run files, so nothing is lost: the results are
+    printed all the same, and the file is written on a later run.
+
+    Yields:
+        The list of ``(path, OSError)``, in the order of the attempts.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.report import collect_unwritten_files, write_summary
+        >>> from botorch_mtucb.experiments.report import build_summary, problem_summary
+        >>> summary = build_summary("x", {}, {"p": problem_summary({})})
+        >>> missing = pathlib.Path(tempfile.mkdtemp()) / "no-such-folder" / "summary.json"
+        >>> with collect_unwritten_files() as unwritten:
+        ...     write_summary(summary, missing)
+        >>> [(path.name, type(error).__name__) for path, error in unwritten]
+        [('summary.json', 'FileNotFoundError')]
+    """
+    unwritten: list[tuple[Path, OSError]] = []
+    token = _UNWRITTEN.set(unwritten)
+    try:
+        yield unwritten
+    finally:
+        _UNWRITTEN.reset(token)
+
+
+def _write_file(path: str | Path, data: bytes, make_folders: bool = False) -> None:
+    path = Path(path)
+    try:
+        if make_folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, data)
+    except OSError as error:
+        unwritten = _UNWRITTEN.get()
+        if unwritten is None:
+            raise
+        unwritten.append((path, error))
+
+
+def _csv_bytes(rows: Iterator[Sequence[Any]]) -> bytes:
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(rows)
+    return text.getvalue().encode()
 
 
 # ---------------------------------------------------------------- summary schema
@@ -199,6 +271,8 @@ def write_summary(summary: Mapping[str, Any], path: str | Path) -> None:
 
     Raises:
         ValueError: If ``summary`` does not follow the schema.
+        OSError: If the file cannot be written (naming it; inside
+            ``collect_unwritten_files`` it is listed instead).
 
     Example:
         >>> import pathlib, tempfile
@@ -210,7 +284,7 @@ def write_summary(summary: Mapping[str, Any], path: str | Path) -> None:
         True
     """
     check_summary(summary)
-    Path(path).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    _write_file(path, (json.dumps(summary, indent=2, sort_keys=False) + "\n").encode())
 
 
 # ------------------------------------------------------------------------- CSV
@@ -219,6 +293,10 @@ def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> N
 
     Columns: ``method``, ``t`` (1-based), then ``<curve>_mean`` and ``<curve>_std`` for
     every curve name (sorted); a curve a method lacks, or shorter than ``t``, is empty.
+
+    Raises:
+        OSError: If the file cannot be written (naming it; inside
+            ``collect_unwritten_files`` it is listed instead).
 
     Example:
         >>> import numpy as np, pathlib, tempfile
@@ -230,11 +308,10 @@ def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> N
         >>> path.read_text().splitlines()
         ['method,t,cumulative_regret_mean,cumulative_regret_std', 'A,1,2,1', 'A,2,3,1']
     """
-    path = Path(path)
     names = sorted({name for result in results.values() for name in result.curves})
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["method", "t"] + [f"{n}_{s}" for n in names for s in ("mean", "std")])
+
+    def rows() -> Iterator[list[Any]]:
+        yield ["method", "t"] + [f"{n}_{s}" for n in names for s in ("mean", "std")]
         for result in results.values():
             length = max(curve.shape[-1] for curve in result.curves.values())
             for t in range(length):
@@ -245,12 +322,18 @@ def write_curves_csv(results: Mapping[str, MethodResult], path: str | Path) -> N
                         row += ["", ""]
                     else:
                         row += [f"{curve[:, t].mean():.10g}", f"{curve[:, t].std():.10g}"]
-                writer.writerow(row)
+                yield row
+
+    _write_file(path, _csv_bytes(rows()))
 
 
 def combine_curves_csv(parts: Mapping[str, str | Path], path: str | Path, column: str) -> None:
     """Concatenate CSV files with the same header into ``path``, with a first column
     ``column`` holding each part's label.
+
+    Raises:
+        OSError: If the file cannot be written (naming it; inside
+            ``collect_unwritten_files`` it is listed instead).
 
     Example:
         >>> import pathlib, tempfile
@@ -263,14 +346,16 @@ def combine_curves_csv(parts: Mapping[str, str | Path], path: str | Path, column
         >>> (folder / "all.csv").read_text().splitlines()
         ['panel,t,y', 'a,1,2', 'b,1,5']
     """
-    with Path(path).open("w", newline="") as handle:
-        writer = csv.writer(handle)
+
+    def rows() -> Iterator[list[Any]]:
         for index, (label, part) in enumerate(parts.items()):
             with Path(part).open(newline="") as source:
-                rows = list(csv.reader(source))
+                lines = list(csv.reader(source))
             if index == 0:
-                writer.writerow([column, *rows[0]])
-            writer.writerows([label, *row] for row in rows[1:])
+                yield [column, *lines[0]]
+            yield from ([label, *row] for row in lines[1:])
+
+    _write_file(path, _csv_bytes(rows()))
 
 
 # ---------------------------------------------------------------------- tables
@@ -392,6 +477,10 @@ def plot_curves(
 def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> None:
     """Lay ``figure`` out tightly and save it as a PNG at ``path`` (folders created).
 
+    Raises:
+        OSError: If the file cannot be written (naming it; inside
+            ``collect_unwritten_files`` it is listed instead).
+
     Example:
         >>> import pathlib, tempfile
         >>> from matplotlib.figure import Figure
@@ -403,10 +492,10 @@ def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> None:
         >>> path.stat().st_size > 0
         True
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
-    figure.savefig(path, dpi=dpi)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=dpi)
+    _write_file(path, image.getvalue(), make_folders=True)
 
 
 def save_curves_plot(

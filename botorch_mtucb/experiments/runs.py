@@ -5,7 +5,8 @@ Layout of the run files under an experiment's output directory::
     runs/<method>/rep<k>.jsonl   one line per round, written as the round ends
 
 Re-running into the same directory resumes unfinished repetitions and reuses finished
-ones (``botorch_mtucb.bandits.runner.run_policy``). What is computed from the runs
+ones (``botorch_mtucb.bandits.runner.run_policy``), under the directory's lock (one run at
+a time: ``botorch_mtucb.experiments.output_lock``). What is computed from the runs
 (``summary.json``, ``curves.csv``, tables and plots) is ``botorch_mtucb.experiments.report``.
 """
 
@@ -21,6 +22,7 @@ import numpy as np
 from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits import Environment, Policy, StepRecord, run_policy
+from botorch_mtucb.experiments.output_lock import locked_output
 
 # A curve computed from one repetition's records and its environment: T values.
 CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
@@ -98,6 +100,23 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
 
 
+def _collect(
+    result: MethodResult,
+    records: Sequence[StepRecord],
+    environment: Environment,
+    curve_functions: Mapping[str, CurveFunction],
+) -> None:
+    """Add one repetition's curves, mean seconds per round and diagnostics to ``result``."""
+    for name, function in curve_functions.items():
+        curve = np.asarray(function(records, environment), dtype=float)
+        result.curves.setdefault(name, []).append(curve)
+    result.seconds_per_step.append(float(np.mean([r.seconds for r in records])))
+    keys = records[-1].diagnostics.keys() if records else ()
+    for key in keys:
+        values = [r.diagnostics.get(key, math.nan) for r in records]
+        result.diagnostics.setdefault(key, []).append(np.asarray(values, dtype=float))
+
+
 def run_methods(
     methods: Sequence[Method],
     horizon: int,
@@ -111,7 +130,8 @@ def run_methods(
 
     Repetition ``rep`` of every method uses the same seed, hence the same contexts and
     noise; repetitions run in the outer loop, methods in the inner one. Each run is
-    written to ``output/runs/<method>/rep<rep>.jsonl`` as it goes and resumed from there.
+    written to ``output/runs/<method>/rep<rep>.jsonl`` as it goes and resumed from there,
+    while this thread holds the lock on ``output`` (``locked_output``).
 
     Args:
         methods: The methods, in the order of the results.
@@ -125,6 +145,11 @@ def run_methods(
 
     Returns:
         Method name -> ``MethodResult`` (curves ``repetitions x T``).
+
+    Raises:
+        OutputLockedError: At once, if another process runs into ``output``.
+        ValueError: If a run file holds another run or rounds that cannot be trusted.
+        OSError: If a run file cannot be written (naming it).
 
     Example:
         >>> import tempfile, torch
@@ -143,34 +168,27 @@ def run_methods(
     output = Path(output)
     curve_functions = {"cumulative_regret": cumulative_regret_curve, **(curve_functions or {})}
     results = {method.name: MethodResult(method.name) for method in methods}
-    bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
-    for rep in range(repetitions):
-        for method in methods:
-            environment = method.make_environment(rep)
-            policy = method.make_policy(rep)
-            path = output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
-            bar.set_postfix_str(f"{method.name} rep {rep}")
-            records = run_policy(
-                policy,
-                environment,
-                horizon,
-                seed=seed + rep,
-                path=path,
-                progress=progress,
-                description=f"{method.name} #{rep}",
-                replay_finished=False,  # only the records are used below
-            )
-            result = results[method.name]
-            for name, function in curve_functions.items():
-                curve = np.asarray(function(records, environment), dtype=float)
-                result.curves.setdefault(name, []).append(curve)
-            result.seconds_per_step.append(float(np.mean([r.seconds for r in records])))
-            keys = records[-1].diagnostics.keys() if records else ()
-            for key in keys:
-                values = [r.diagnostics.get(key, math.nan) for r in records]
-                result.diagnostics.setdefault(key, []).append(np.asarray(values, dtype=float))
-            bar.update(1)
-    bar.close()
+    with locked_output(output):  # one run at a time in a directory
+        bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
+        for rep in range(repetitions):
+            for method in methods:
+                environment = method.make_environment(rep)
+                policy = method.make_policy(rep)
+                path = output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
+                bar.set_postfix_str(f"{method.name} rep {rep}")
+                records = run_policy(
+                    policy,
+                    environment,
+                    horizon,
+                    seed=seed + rep,
+                    path=path,
+                    progress=progress,
+                    description=f"{method.name} #{rep}",
+                    replay_finished=False,  # only the records are used below
+                )
+                _collect(results[method.name], records, environment, curve_functions)
+                bar.update(1)
+        bar.close()
     for result in results.values():
         result.curves = {k: np.stack(v) for k, v in result.curves.items()}
         result.diagnostics = {k: np.stack(v) for k, v in result.diagnostics.items()}

@@ -1,14 +1,18 @@
-"""The command line: `run`, `reproduce`, `list`, bad names, resumption."""
+"""The command line: `run`, `reproduce`, `list`, bad names, resumption, one-line errors
+and warnings."""
 
 import csv
+import errno
 import json
+import warnings
 
 import pytest
 
+from botorch_mtucb.bandits.run_file import RunFileWarning
 from botorch_mtucb.experiments import cli
 from botorch_mtucb.experiments.paper000 import experiments as paper000
 from botorch_mtucb.experiments.paper000.scalarized import Setting
-from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.experiments.report import UnwrittenFilesWarning, check_summary
 
 
 @pytest.fixture
@@ -149,3 +153,28 @@ def test_interrupt_says_how_to_resume(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cli, "run_experiment", interrupted)
     assert cli.main(["run", "--output", str(tmp_path / "x")]) == 130
     assert "run the same command again to resume" in capsys.readouterr().err
+
+
+def test_a_file_that_cannot_be_written_is_one_error_line(tmp_path, monkeypatch, capsys):
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "/x/runs/MT-KB/rep0.jsonl")
+
+    monkeypatch.setattr(cli, "run_experiment", full_disk)
+    assert cli.main(["run", "--output", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: [Errno 28] No space left on device: '/x/runs/MT-KB/rep0.jsonl'")
+    assert "run the same command again to resume" in err
+
+
+def test_the_package_warnings_are_one_line_each(tmp_path, monkeypatch, capsys):
+    def warns(*args, **kwargs):
+        warnings.warn("runs/A/rep0.jsonl, line 5 is not a round", RunFileWarning, stacklevel=2)
+        warnings.warn("could not write summary.json", UnwrittenFilesWarning, stacklevel=2)
+
+    monkeypatch.setattr(cli, "run_experiment", warns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert cli.main(["run", "--output", str(tmp_path / "x")]) == 0
+    assert capsys.readouterr().err == (
+        "warning: runs/A/rep0.jsonl, line 5 is not a round\nwarning: could not write summary.json\n"
+    )
