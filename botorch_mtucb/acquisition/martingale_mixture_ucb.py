@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 from torch.nn import Module
 
+from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
 from botorch_mtucb.utils.checks import check_alphas
 
@@ -72,12 +72,13 @@ class MartingaleMixtureUCB(AcquisitionFunction):
         self.bound = bound
         self.alphas = None if alphas is None else check_alphas(alphas)
 
-    @t_batch_mode_transform(expected_q=1)
+    @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
         r"""Evaluate ``u_t`` at ``X``.
 
         Args:
-            X: ``batch x 1 x d`` candidates.
+            X: ``batch x 1 x d`` candidates (``ValueError`` for another shape, naming
+                it: ``q = 1`` is required).
 
         Returns:
             A ``batch`` tensor of upper confidence bounds (units of ``f``).

@@ -7,13 +7,13 @@ paper 000, Appendix E, uses it as a baseline.
 
 from __future__ import annotations
 
-import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
-from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
 from botorch_mtucb.scalarization import Scalarization
+from botorch_mtucb.utils.checks import check_width
 
 
 class ScalarizedObjectiveUCB(AcquisitionFunction):
@@ -43,7 +43,8 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
             width: ``w_t >= 0``.
 
         Raises:
-            TypeError: If ``scalarization`` is not a ``Scalarization``.
+            TypeError: If ``scalarization`` is not a ``Scalarization`` or ``width``
+                not a real number (a bool, a string ...).
             ValueError: For a size mismatch or a negative / non-finite width.
         """
         super().__init__(model=model)
@@ -56,15 +57,13 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
                 f"the scalarization has {scalarization.num_tasks} weights but the model has "
                 f"{model.num_outputs} outputs"
             )
-        width = torch.as_tensor(width, dtype=torch.float64).detach()
-        if width.numel() != 1 or not torch.isfinite(width) or width < 0:
-            raise ValueError(f"width must be a finite number >= 0, got {width}")
         self.scalarization = scalarization
-        self.register_buffer("width", width.reshape(()))
+        self.register_buffer("width", check_width(width))
 
-    @t_batch_mode_transform(expected_q=1)
+    @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
-        """``X``: ``batch x 1 x d`` -> ``batch`` UCB values."""
+        """``X``: ``batch x 1 x d`` -> ``batch`` UCB values (``ValueError`` for another
+        shape: ``q = 1`` is required)."""
         posterior = self.model.posterior(X)
         mean = posterior.mean.squeeze(-2)  # b x n
         std = posterior.variance.squeeze(-2).clamp_min(0.0).sqrt()  # b x n

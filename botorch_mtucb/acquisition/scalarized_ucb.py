@@ -9,11 +9,11 @@ from __future__ import annotations
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
-from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
 from botorch_mtucb.scalarization import Scalarization
-from botorch_mtucb.utils.checks import check_width
+from botorch_mtucb.utils.checks import check_width, check_working_precision
 
 
 def posterior_mean_and_covariance(model: Model, X: Tensor) -> tuple[Tensor, Tensor]:
@@ -49,7 +49,8 @@ def posterior_mean_and_covariance(model: Model, X: Tensor) -> tuple[Tensor, Tens
 def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
     r"""``||Gamma||^{1/2}``: square root of the largest eigenvalue of ``... x n x n``.
 
-    Negative round-off is clipped; the gradient is finite (zero where clipped).
+    Negative round-off is clipped; the gradient is finite (zero where clipped). A
+    half-precision ``covariance`` raises a ``TypeError`` (no half-precision ``eigvalsh``).
 
     Example:
         >>> import torch
@@ -57,6 +58,7 @@ def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
         >>> largest_eigenvalue_sqrt(torch.tensor([[4.0, 0.0], [0.0, 1.0]]))
         tensor(2.)
     """
+    check_working_precision(covariance, "covariance")
     if covariance.shape[-1] == 1:
         largest = covariance[..., 0, 0]
     else:
@@ -135,12 +137,13 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
         self.scalarization = scalarization
         self.register_buffer("width", check_width(width))
 
-    @t_batch_mode_transform(expected_q=1)
+    @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
         r"""Evaluate the UCB at ``X``.
 
         Args:
-            X: ``batch x 1 x d`` candidates.
+            X: ``batch x 1 x d`` candidates (``ValueError`` for another shape, naming
+                it: ``q = 1`` is required).
 
         Returns:
             A ``batch`` tensor of UCB values.

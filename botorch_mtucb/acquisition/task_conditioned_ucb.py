@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from botorch.acquisition.acquisition import AcquisitionFunction
 from botorch.models.model import Model
-from botorch.utils.transforms import t_batch_mode_transform
 from torch import Tensor
 
+from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
 from botorch_mtucb.utils.checks import as_int, check_width
 
 
@@ -68,12 +68,13 @@ class TaskConditionedUCB(AcquisitionFunction):
         self.task = task
         self.register_buffer("width", check_width(width))
 
-    @t_batch_mode_transform(expected_q=1)
+    @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
         r"""Evaluate the bound at ``X``.
 
         Args:
-            X: ``batch x 1 x d`` candidates.
+            X: ``batch x 1 x d`` candidates (``ValueError`` for another shape, naming
+                it: ``q = 1`` is required).
 
         Returns:
             A ``batch`` tensor.

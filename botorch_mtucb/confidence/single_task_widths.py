@@ -53,7 +53,7 @@ def igp_ucb_width(
         information_gain: ``gamma_t = 1/2 log det(I + K_t / (1 + eta))`` of the data
             seen (nats, ``>= 0``), as the reference code does instead of the maximum
             information gain.
-        num_observations: ``t``, the number of observations.
+        num_observations: ``t``, the number of observations (an int ``>= 0``).
         rkhs_norm_bound: ``B >= ||f||_k``.
         noise_std: Sub-Gaussian noise level ``sigma >= 0``.
         delta: Confidence level in (0, 1).
@@ -66,7 +66,8 @@ def igp_ucb_width(
         ValueError: For ``delta`` outside (0, 1), negative ``B``, ``sigma``, ``t`` or
             information gain, or ``eta <= 0``.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
-            a bool, a complex number ...) or ``information_gain`` not a real tensor.
+            a bool, a complex number ...), ``num_observations`` not an int (``2.5``)
+            or ``information_gain`` not a real tensor.
 
     Example:
         >>> from botorch_mtucb.confidence import igp_ucb_width
@@ -79,7 +80,7 @@ def igp_ucb_width(
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     eta = check_positive(eta, "eta")
-    t = check_nonnegative(num_observations, "num_observations")
+    t = as_int(num_observations, "num_observations", 0)
     gamma = check_nonnegative_tensor(information_gain, "information_gain").to(torch.float64)
     return b + sigma * torch.sqrt(2.0 * gamma + t * eta + 2.0 * math.log(1.0 / delta))
 

@@ -5,13 +5,14 @@ Source: paper 000, Section 2 (intrinsic coregionalization model, Gamma = k(x, x'
 
 from __future__ import annotations
 
-from gpytorch.kernels import IndexKernel, Kernel
+from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb.kernels.task_indices import CheckedIndexKernel
 from botorch_mtucb.utils.checks import check_task_covariance
 
 
-class FixedTaskCovarianceKernel(IndexKernel):
+class FixedTaskCovarianceKernel(CheckedIndexKernel):
     r"""Task kernel returning a fixed PSD matrix ``B`` (no trainable parameters).
 
     .. math::
@@ -19,7 +20,8 @@ class FixedTaskCovarianceKernel(IndexKernel):
 
     With a data kernel ``k`` this gives the ICM kernel ``Gamma(x, x') = k(x, x') B``
     (paper 000, Section 2). Usable wherever GPyTorch's ``IndexKernel`` is (the task
-    factor of ``MultiTaskGP``'s product kernel, ``MultitaskKernel.task_covar_module``).
+    factor of ``MultiTaskGP``'s product kernel, ``MultitaskKernel.task_covar_module``);
+    task indices are checked as in ``CheckedIndexKernel``.
 
     Example:
         >>> import torch

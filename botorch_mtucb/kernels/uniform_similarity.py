@@ -11,13 +11,14 @@ import math
 
 import torch
 from gpytorch.constraints import Interval
-from gpytorch.kernels import IndexKernel, Kernel
+from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb.kernels.task_indices import CheckedIndexKernel
 from botorch_mtucb.utils.checks import as_int, as_real_tensor, check_b
 
 
-class UniformSimilarityTaskKernel(IndexKernel):
+class UniformSimilarityTaskKernel(CheckedIndexKernel):
     r"""Task kernel with one similarity level shared by every pair of tasks.
 
     .. math::
@@ -29,7 +30,9 @@ class UniformSimilarityTaskKernel(IndexKernel):
     ``1 / sqrt(n)``) and ``n - 1`` eigenvalues ``omega``.
 
     A subclass of GPyTorch's ``IndexKernel`` that only overrides how the task
-    covariance is built, so it plugs into ``gpytorch.kernels.MultitaskKernel`` (set
+    covariance is built and checks the task indices (``CheckedIndexKernel``: an index
+    out of range, fractional or boolean raises an error naming ``x1`` / ``x2``), so it
+    plugs into ``gpytorch.kernels.MultitaskKernel`` (set
     ``task_covar_module``) and BoTorch's ``MultiTaskGP`` (as the task factor of its
     product kernel), following BoTorch's ``PositiveIndexKernel``.
 

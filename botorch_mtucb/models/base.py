@@ -23,7 +23,13 @@ from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
-from botorch_mtucb.utils.checks import check_positive, check_tasks, check_tensor
+from botorch_mtucb.utils.checks import (
+    check_kernel_values,
+    check_positive,
+    check_task_indices,
+    check_tensor,
+    check_working_precision,
+)
 
 
 def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -37,6 +43,9 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
         ``group_of`` (``n``: the group of each direction) and ``group_xi`` (the
         distinct positive values; ``[1.0]`` if ``B = 0``).
 
+    Raises:
+        TypeError: For a half-precision ``task_covariance`` (float32 / float64 only).
+
     Example:
         >>> import torch
         >>> from botorch_mtucb.models.base import eigen_groups
@@ -45,6 +54,7 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
         >>> xi, group_xi
         (tensor([0., 2., 2.], dtype=torch.float64), tensor([2.], dtype=torch.float64))
     """
+    check_working_precision(task_covariance, "task_covariance")
     eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
     rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
     scale = float(eigenvalues.amax().clamp_min(torch.finfo(eigenvalues.dtype).tiny))
@@ -103,8 +113,9 @@ class FixedKernelMultiTaskModel(Model):
         Raises:
             TypeError, ValueError: See ``VectorValuedGP``.
         """
-        train_X = check_tensor(train_X, "train_X", dim=2)
-        train_Y = check_tensor(train_Y, "train_Y", dim=2).to(train_X)
+        train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
+        train_Y = check_working_precision(check_tensor(train_Y, "train_Y", dim=2), "train_Y")
+        train_Y = train_Y.to(train_X)
         if train_Y.shape[0] != train_X.shape[0]:
             raise ValueError(
                 f"train_X and train_Y must have the same number of rows, got "
@@ -125,7 +136,9 @@ class FixedKernelMultiTaskModel(Model):
                 raise ValueError(
                     f"train_Y must be N x 1 when train_tasks is given, got {tuple(train_Y.shape)}"
                 )
-            train_tasks = check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
+            train_tasks = check_task_indices(
+                train_tasks, num_tasks, "train_tasks", num_rows=train_X.shape[0]
+            )
             train_tasks = train_tasks.to(train_X.device)
         self._num_outputs = num_tasks
         self._full_vector = train_tasks is None
@@ -191,7 +204,8 @@ class FixedKernelMultiTaskModel(Model):
             TypeError: If ``X`` is not a tensor.
             ValueError: If ``X`` is not at least 2-d, its last dimension differs from
                 ``d``, it has no point (``q = 0``) or an empty batch dimension, it
-                holds NaN/inf, ``output_indices`` are out of range, or a tensor
+                holds NaN/inf or values so large that the kernel overflows
+                (``1e300 * X``), ``output_indices`` are out of range, or a tensor
                 ``observation_noise`` does not broadcast or holds negative values.
 
         Example:
@@ -208,6 +222,8 @@ class FixedKernelMultiTaskModel(Model):
         """
         X = self._check_X(X)
         mean, covariance = self._mean_and_covariance(X)
+        for values in (mean, covariance):  # finite training data: only X can overflow
+            check_kernel_values(values, X, "X")
         q, n = mean.shape[-2], mean.shape[-1]
         if output_indices is not None:
             index = torch.as_tensor(output_indices, dtype=torch.long, device=X.device)
@@ -310,7 +326,7 @@ class FixedKernelMultiTaskModel(Model):
             raise ValueError("train_tasks is required for a model built on task-indexed data")
         if Y.shape[-1] != 1:
             raise ValueError(f"Y must be m x 1 for task-indexed data, got {tuple(Y.shape)}")
-        tasks = check_tasks(train_tasks, X.shape[0], self.num_tasks, "train_tasks")
+        tasks = check_task_indices(train_tasks, self.num_tasks, "train_tasks", num_rows=X.shape[0])
         return X, Y, tasks.to(self.train_X.device)
 
     def append_observations(self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None):

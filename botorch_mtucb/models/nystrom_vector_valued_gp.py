@@ -18,7 +18,7 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.utils.checks import as_float, as_int
+from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
 from botorch_mtucb.utils.linalg import cholesky_factor
 from botorch_mtucb.utils.random import stream_seed
 
@@ -135,8 +135,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
         Raises:
             TypeError: As ``VectorValuedGP``, or a non-int ``seed`` / ``chunk_size``.
-            ValueError: As ``VectorValuedGP``; also ``accuracy < 1`` (or not finite)
-                and ``chunk_size < 1``.
+            ValueError: As ``VectorValuedGP`` (rows so far apart that the kernel
+                overflows included, checked on the rows and the corners of their
+                bounding box); also ``accuracy < 1`` (or not finite) and
+                ``chunk_size < 1``.
         """
         super().__init__()
         accuracy = as_float(accuracy, "accuracy", finite=False)
@@ -172,7 +174,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         for start in range(0, train_X.shape[0], chunk_size):
             stop = start + chunk_size
             tasks = None if train_tasks is None else train_tasks[start:stop]
-            self.append_observations(train_X[start:stop], train_Y[start:stop], tasks)
+            self._append(train_X[start:stop], train_Y[start:stop], tasks, None, "train_X")
 
     # ------------------------------------------------------------------ properties
     @property
@@ -428,10 +430,23 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             >>> model.num_resamplings, model.train_X.shape[0]
             (5, 5)
         """
+        return self._append(X, Y, train_tasks, generator, "X")
+
+    def _append(
+        self,
+        X: Tensor,
+        Y: Tensor,
+        train_tasks: Tensor | None,
+        generator: torch.Generator | None,
+        name: str,
+    ) -> NystromVectorValuedGP:
+        """``append_observations``; ``name`` is the argument that errors about the
+        kernel's range blame (``train_X`` when the constructor replays its rows)."""
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
         with torch.no_grad():
+            self._check_new_rows(X, name)
             norms, diagonal, log_det = self._row_statistics(X, tasks)
             self._log_det_sum = self._log_det_sum + log_det.sum()
             self.train_X = torch.cat([self.train_X, X])
@@ -444,3 +459,13 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             self._rebuild()
             self._refresh_row_statistics()
         return self
+
+    def _check_new_rows(self, X: Tensor, name: str) -> None:
+        """Before any state changes, the kernel is finite on the new rows ``X`` and the
+        corners of the box spanned by every row (``1e300 * X`` overflows): an
+        ``(m + 2) x (m + 2)`` evaluation per kernel term, in place of the ``t x t``
+        matrix the sketch never forms."""
+        rows = torch.cat([self.train_X, X])
+        probe = torch.cat([X, rows.amin(0, keepdim=True), rows.amax(0, keepdim=True)])
+        for kernel in self.kernel.kernels:
+            check_kernel_values(kernel(probe, probe).to_dense(), X, name)

@@ -28,7 +28,12 @@ import torch
 from gpytorch.kernels import Kernel, LinearKernel
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import check_positive, check_task_covariance
+from botorch_mtucb.utils.checks import (
+    check_kernel_values,
+    check_positive,
+    check_task_covariance,
+    check_working_precision,
+)
 from botorch_mtucb.utils.domains import find_arm
 from botorch_mtucb.utils.linalg import GrowingCholesky
 
@@ -46,9 +51,11 @@ class TaskArmPosterior:
         regularization: ``lambda > 0``.
 
     Raises:
-        TypeError: If ``regularization`` is not a real number.
+        TypeError: If ``regularization`` is not a real number, or an arm set is
+            half precision (float32 and float64 are accepted).
         ValueError: For an empty arm set, mismatched dimensions, a task covariance of
-            the wrong size or not PSD, or ``regularization <= 0``.
+            the wrong size or not PSD, or ``regularization <= 0``; arms so large
+            that the kernel overflows (``1e300 * X``) raise it here or at ``update``.
 
     Example:
         >>> import torch
@@ -79,6 +86,8 @@ class TaskArmPosterior:
         dims = {a.shape[-1] for a in arms}
         if any(a.dim() != 2 or a.shape[0] == 0 for a in arms) or len(dims) != 1:
             raise ValueError("each arm set must be a non-empty A_i x d tensor, same d for all")
+        for i, arm_set in enumerate(arms):
+            check_working_precision(arm_set, f"arms[{i}]")
         regularization = check_positive(regularization, "regularization")
         self.num_tasks = len(arms)
         self.arms = [a.detach() for a in arms]
@@ -108,6 +117,7 @@ class TaskArmPosterior:
         )  # A
         with torch.no_grad():
             prior_diag = data_kernel(self.points, self.points, diag=True).to(reference)
+        check_kernel_values(prior_diag, self.points, "arms")
         self._prior_variance = self.task_covariance.diagonal()[self.column_task] * prior_diag
         self._mean = torch.zeros_like(self._prior_variance)
         self._reduction = torch.zeros_like(self._prior_variance)  # ||V[:, a]||^2
@@ -181,6 +191,7 @@ class TaskArmPosterior:
             x = self.points[column].unsqueeze(0)
             k_x = self.data_kernel(x, self._unique_points).to_dense().reshape(-1)
             k_x = k_x.to(self.points)[self._point_of_column]  # A
+            check_kernel_values(k_x, self.points, "arms")  # before any state changes
             k_new = self.task_covariance[task][self.column_task] * k_x  # A
             row = (k_new - w @ self._rows[:m]) / pivot
             z_new = (y - w @ self._z[:m]) / pivot

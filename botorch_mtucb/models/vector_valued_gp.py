@@ -17,6 +17,7 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+from botorch_mtucb.utils.checks import check_kernel_values
 from botorch_mtucb.utils.linalg import GrowingCholesky
 
 
@@ -119,12 +120,14 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 task-indexed data; ``None`` for full-vector data.
 
         Raises:
-            TypeError: For a non-tensor input, a non-kernel ``data_kernel`` or a bad
-                ``task_covariance`` type.
-            ValueError: For NaN/inf in ``train_X`` / ``train_Y``, mismatched rows, a
-                wrong number of output columns, ``regularization <= 0``, a task
-                covariance that is not PSD or of the wrong size, or a task index out
-                of range.
+            TypeError: For a non-tensor input, a non-kernel ``data_kernel``, a bad
+                ``task_covariance`` type, half-precision ``train_X`` / ``train_Y``
+                (float32 and float64 are accepted) or boolean ``train_tasks``.
+            ValueError: For NaN/inf in ``train_X`` / ``train_Y``, inputs so large that
+                the kernel overflows (``1e300 * X``), mismatched rows, a wrong number
+                of output columns, ``regularization <= 0``, a task covariance that is
+                not PSD or of the wrong size, or a task index out of range or not a
+                whole number.
         """
         super().__init__()
         for name in self._STATE_BUFFERS:
@@ -166,10 +169,11 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         )
         self._obs_X, self._obs_tasks, self._obs_y = obs_X, obs_tasks, obs_y
         gram = self.kernel.observation_covariance(obs_X, obs_tasks, obs_X, obs_tasks)
+        check_kernel_values(gram, self.train_X, "train_X")
         gram = gram + self.regularization * torch.eye(
             gram.shape[-1], dtype=gram.dtype, device=gram.device
         )
-        self._factor = GrowingCholesky(gram)
+        self._factor = GrowingCholesky(gram, regularization=self.regularization)
         self._forward_y = self._factor.solve(obs_y.unsqueeze(-1)).squeeze(-1)  # L^{-1} y
 
     def _init_eigen_system(self) -> None:
@@ -180,9 +184,10 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         kernel = self.kernel.kernels[0]
         t = self.train_X.shape[0]
         gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
+        check_kernel_values(gram, self.train_X, "train_X")
         eye = torch.eye(t, dtype=gram.dtype, device=gram.device)
         scaled = self._group_xi[:, None, None] * gram + self.regularization * eye  # r x t x t
-        self._factor = GrowingCholesky(scaled)
+        self._factor = GrowingCholesky(scaled, regularization=self.regularization)
         self._rotated_Y = self.train_Y @ self._U  # t x n, the Y_t^i of Appendix A
         # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
         solved = self._factor.solve(self._rotated_Y.expand(self._factor.buffer.shape[0], t, -1))
@@ -315,6 +320,8 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
         )
         cross = self.kernel.observation_covariance(self._obs_X, self._obs_tasks, new_X, new_tasks)
+        for values in (new_block, cross):
+            check_kernel_values(values, X, "X")
         self._factor.append(cross, new_block)
         self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), new_y.unsqueeze(-1))
         self._forward_y = self._forward_y.squeeze(-1)
@@ -333,6 +340,8 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         new_block = xi * kernel(X, X).to_dense() + self.regularization * eye  # r x m x m
         t = self.train_X.shape[0]
         cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, X.shape[0])
+        for values in (new_block, cross):
+            check_kernel_values(values, X, "X")
         self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)
         rotated = Y @ self._U  # m x n
         r = new_block.shape[0]

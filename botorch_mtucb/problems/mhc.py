@@ -56,6 +56,47 @@ def default_mhc_path() -> Path:
     return Path(str(resources.files("botorch_mtucb.problems") / "data" / "mhc1_binding.npz"))
 
 
+def _kind(dtype: np.dtype) -> str:
+    """What an array of ``dtype`` holds, in words (for error messages)."""
+    if dtype == np.bool_:
+        return "booleans"
+    if np.issubdtype(dtype, np.complexfloating):
+        return "complex numbers"
+    if dtype.kind in "USa":
+        return "strings"
+    return f"values of dtype {dtype}"
+
+
+def _real_array(array: np.ndarray, key: str, path: Path) -> np.ndarray:
+    """``array`` as float64 if it holds real numbers (an integer or floating dtype)."""
+    if not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
+        raise ValueError(
+            f"{path}: {key!r} must hold real numbers (an integer or floating array), got "
+            f"{_kind(array.dtype)} (dtype {array.dtype}); store it with "
+            f"numpy.asarray(values, dtype=float)"
+        )
+    return np.asarray(array, dtype=np.float64)
+
+
+def _task_indices(array: np.ndarray, path: Path) -> np.ndarray:
+    """``array`` as int64 task indices (integers, or floats holding whole numbers)."""
+    task = array.reshape(-1)
+    if np.issubdtype(task.dtype, np.integer) and task.dtype != np.bool_:
+        return task.astype(np.int64)
+    if not np.issubdtype(task.dtype, np.floating):
+        raise ValueError(
+            f"{path}: 'task' must hold integer task indices, got {_kind(task.dtype)} "
+            f"(dtype {task.dtype}); store it with numpy.asarray(indices, dtype=int)"
+        )
+    fractional = ~np.isfinite(task) | (task != np.round(task))
+    if fractional.any():
+        row = int(np.argmax(fractional))
+        raise ValueError(
+            f"{path}: 'task' must hold integer task indices, got {float(task[row])} at row {row}"
+        )
+    return task.astype(np.int64)
+
+
 def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
     """Load and check an MHC-style ``.npz`` (keys ``features``, ``task``, ``affinity``,
     ``alleles``; any number of tasks).
@@ -69,8 +110,11 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
 
     Raises:
         FileNotFoundError: If the file does not exist.
-        ValueError: If a key is missing, shapes disagree, values are not finite, a
-            task index is outside ``[0, N - 1]`` or a task has no arms (rows).
+        ValueError: If a key is missing, shapes disagree, ``features`` or
+            ``affinity`` are not real numbers (strings, booleans, complex numbers) or
+            not finite, ``task`` does not hold integers (``1.7``, booleans, strings),
+            a task index is outside ``[0, N - 1]`` or a task has no arms (rows). Each
+            message names the file and the key.
 
     Example:
         >>> from botorch_mtucb.problems import load_mhc_data
@@ -107,9 +151,9 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
                     "(pickle); store plain numbers or strings, e.g. numpy.array(names, "
                     "dtype=str)"
                 ) from error
-    features = np.asarray(data["features"], dtype=np.float64)
-    task = np.asarray(data["task"]).reshape(-1)
-    affinity = np.asarray(data["affinity"], dtype=np.float64).reshape(-1)
+    features = _real_array(data["features"], "features", path)
+    task = _task_indices(data["task"], path)
+    affinity = _real_array(data["affinity"], "affinity", path).reshape(-1)
     alleles = np.asarray(data["alleles"]).reshape(-1).astype(str)
     if features.ndim != 2 or not (features.shape[0] == task.shape[0] == affinity.shape[0]):
         raise ValueError(
@@ -120,10 +164,6 @@ def load_mhc_data(path: str | Path | None = None) -> dict[str, np.ndarray]:
         raise ValueError(f"{path}: features and affinity must have the same number of rows")
     if not np.isfinite(features).all() or not np.isfinite(affinity).all():
         raise ValueError(f"{path}: features and affinity must be finite")
-    if not np.issubdtype(task.dtype, np.integer):
-        if not np.all(np.isfinite(task)) or np.any(task != np.round(task)):
-            raise ValueError(f"{path}: task must hold integer task indices")
-        task = task.astype(np.int64)
     num_tasks = alleles.shape[0]
     if num_tasks == 0:
         raise ValueError(f"{path}: alleles must name at least one task")

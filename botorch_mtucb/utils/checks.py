@@ -715,3 +715,156 @@ def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
     if X.dtype == torch.bool or X.is_complex():
         raise TypeError(f"{name} must be a real (floating or integer) tensor, got dtype {X.dtype}")
     return X.dtype if X.is_floating_point() else torch.float64
+
+
+def check_task_indices(
+    indices: object, num_tasks: int, name: str, num_rows: int | None = None
+) -> Tensor:
+    """Task indices in ``[0, num_tasks - 1]`` as a ``long`` tensor; booleans refused.
+
+    ``check_tasks`` for a tensor of any shape (``num_rows=None``: the shape is kept) or
+    for one index per row (``num_rows`` given: shape ``num_rows`` or ``num_rows x 1``,
+    returned flat). Integer tensors and floating tensors of whole numbers (BoTorch's
+    ``MultiTaskGP`` passes its task column as floats) are accepted.
+
+    Raises:
+        TypeError: If ``indices`` is not a tensor, or is a boolean or complex one
+            (``True`` is not the task index 1).
+        ValueError: For a non-whole or non-finite float, an index out of range, or
+            (``num_rows`` given) the wrong shape.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_task_indices
+        >>> check_task_indices(torch.tensor([[0.0], [2.0]]), 3, "x1")
+        tensor([[0],
+                [2]])
+        >>> try:
+        ...     check_task_indices(torch.tensor([True, False]), 3, "train_tasks")
+        ... except TypeError as error:
+        ...     print(str(error)[:50])
+        train_tasks must hold integer task indices (an int
+    """
+    if isinstance(indices, Tensor) and (indices.dtype == torch.bool or indices.is_complex()):
+        raise TypeError(
+            f"{name} must hold integer task indices (an integer tensor, or a float tensor of "
+            f"whole numbers), got a {indices.dtype} tensor"
+        )
+    if num_rows is not None:
+        return check_tasks(indices, num_rows, num_tasks, name)
+    if not isinstance(indices, Tensor):
+        raise TypeError(
+            f"{name} must be a torch.Tensor of task indices, got {type(indices).__name__}"
+        )
+    flat = check_tasks(indices.reshape(-1), indices.numel(), num_tasks, name)
+    return flat.reshape(indices.shape)
+
+
+def check_working_precision(value: Tensor, name: str) -> Tensor:
+    """A tensor that is not of a half-precision floating dtype (``float16``,
+    ``bfloat16`` ...), returned unchanged: the package's Cholesky factors and
+    eigendecompositions run in ``float32`` or ``float64`` only.
+
+    Raises:
+        TypeError: For a floating tensor other than ``float32`` / ``float64``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_working_precision
+        >>> check_working_precision(torch.zeros(2, dtype=torch.float32), "train_X").dtype
+        torch.float32
+        >>> try:
+        ...     check_working_precision(torch.zeros(2, dtype=torch.float16), "train_X")
+        ... except TypeError as error:
+        ...     print(str(error)[:53])
+        train_X must be float32 or float64, got torch.float16
+    """
+    if value.is_floating_point() and value.dtype not in (torch.float32, torch.float64):
+        raise TypeError(
+            f"{name} must be float32 or float64, got {value.dtype}: Cholesky factors and "
+            f"eigendecompositions are not implemented in half precision; pass "
+            f"{name}.double() (or {name}.float())"
+        )
+    return value
+
+
+def check_kernel_values(values: Tensor, inputs: Tensor, name: str) -> None:
+    """Kernel values computed at the points ``inputs`` (the argument ``name``) are finite.
+
+    Finite inputs can still overflow a kernel: squared distances ``||x - x'||^2 /
+    lengthscale^2`` (or inner products) above the dtype's largest number give inf, and
+    then NaN (``1e300 * X`` in float64).
+
+    Raises:
+        ValueError: If ``values`` holds NaN or inf, naming ``name``, the range of
+            ``inputs`` and the range in which the kernel stays finite.
+
+    Example:
+        >>> import torch
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.utils.checks import check_kernel_values
+        >>> X = 1e300 * torch.tensor([[0.1], [0.5], [0.7], [0.9]], dtype=torch.float64)
+        >>> try:
+        ...     check_kernel_values(RBFKernel()(X, X).to_dense(), X, "train_X")
+        ... except ValueError as error:
+        ...     print(str(error)[:58])
+        train_X is outside the range where the kernel is finite: t
+    """
+    if bool(torch.isfinite(values).all()):
+        return
+    info = torch.finfo(values.dtype)
+    dim = max(inputs.shape[-1], 1) if inputs.dim() else 1
+    low, high = float(inputs.detach().min()), float(inputs.detach().max())
+    raise ValueError(
+        f"{name} is outside the range where the kernel is finite: the kernel values at "
+        f"{name} (entries in [{low:.3g}, {high:.3g}]) overflow {values.dtype} to NaN or inf. "
+        f"The kernel's squared distances ||x - x'||^2 / lengthscale^2 (and inner products "
+        f"x^T x') must stay below {info.max:.3g}: keep the inputs within about "
+        f"{math.sqrt(info.max / dim) / 2:.3g} lengthscales of each other (d = {dim}), e.g. "
+        f"by rescaling {name} to the unit cube"
+    )
+
+
+def check_candidates(X: object, dim: int | None = None) -> Tensor:
+    """Candidates of an analytic acquisition: a tensor ``batch_shape x 1 x d`` (``q = 1``).
+
+    A 2-d ``X`` is BoTorch's ``q x d`` (one batch), so it must be ``1 x d``.
+
+    Raises:
+        TypeError: If ``X`` is not a tensor.
+        ValueError: If ``X`` has fewer than 2 dimensions, ``q != 1`` (q = 1 is required:
+            the acquisitions score one point per batch entry), or (``dim`` given) its
+            last dimension is not ``dim``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_candidates
+        >>> check_candidates(torch.zeros(5, 1, 2), dim=2).shape
+        torch.Size([5, 1, 2])
+        >>> try:
+        ...     check_candidates(torch.zeros(5, 3, 2))
+        ... except ValueError as error:
+        ...     print(str(error)[:58])
+        X must have shape batch_shape x 1 x d: q = 1 is required (
+    """
+    shape = f"batch_shape x 1 x {'d' if dim is None else dim}"
+    if not isinstance(X, Tensor):
+        raise TypeError(f"X must be a torch.Tensor of shape {shape}, got {type(X).__name__}")
+    if X.dim() < 2:
+        raise ValueError(
+            f"X must have shape {shape} (one candidate per batch entry; a single point x "
+            f"is x.reshape(1, 1, -1)), got shape {tuple(X.shape)}"
+        )
+    q = X.shape[-2]
+    if q != 1:
+        hint = " (for one candidate per row, pass X.unsqueeze(-2))" if X.dim() == 2 else ""
+        raise ValueError(
+            f"X must have shape {shape}: q = 1 is required (one candidate per batch entry; "
+            f"joint q-batches are not supported), got q = {q} in shape {tuple(X.shape)}{hint}"
+        )
+    if dim is not None and X.shape[-1] != dim:
+        raise ValueError(
+            f"X must have shape {shape} (d = {dim}, the dimension of the training inputs), "
+            f"got shape {tuple(X.shape)}"
+        )
+    return X

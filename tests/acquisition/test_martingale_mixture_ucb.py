@@ -81,7 +81,7 @@ def test_bad_input():
         with pytest.raises(ValueError, match="alphas"):
             MartingaleMixtureUCB(bound, alphas)
     acqf = MartingaleMixtureUCB(bound)
-    with pytest.raises(AssertionError):  # q = 2: BoTorch's t-batch check
+    with pytest.raises(ValueError, match=r"X must have shape batch_shape x 1 x 3: q = 1"):
         acqf(torch.rand(4, 2, 3, dtype=torch.float64))
 
 

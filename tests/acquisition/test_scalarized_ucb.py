@@ -13,6 +13,7 @@ from gpytorch.kernels import RBFKernel
 from oracles import chebyshev_scalarization, linear_scalarization, numpy_kernel, ucb
 
 from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
+from botorch_mtucb.acquisition.scalarized_ucb import largest_eigenvalue_sqrt
 from botorch_mtucb.confidence import mt_kb_width
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.models import VectorValuedGP
@@ -222,3 +223,11 @@ def test_acquisition_argument_types():
         ScalarizedMultiTaskUCB(model, batch, 1.0)
     with pytest.raises(ValueError, match="at least one positive entry"):
         LinearScalarization(torch.zeros(2))
+
+
+def test_largest_eigenvalue_sqrt_refuses_half_precision():
+    with pytest.raises(TypeError, match="covariance must be float32 or float64, got torch.float16"):
+        largest_eigenvalue_sqrt(torch.eye(2, dtype=torch.float16))
+    expected = torch.tensor([2.0, 3.0])  # sqrt of the largest eigenvalue, float32 kept
+    covariance = torch.stack([torch.diag(torch.tensor([4.0, 1.0])), 9.0 * torch.eye(2)])
+    torch.testing.assert_close(largest_eigenvalue_sqrt(covariance), expected)

@@ -159,3 +159,15 @@ def test_bkb_and_gp_ucb_bad_input():
         gp_ucb_width(0, 10, 0.1)
     with pytest.raises(ValueError, match="domain_size"):
         gp_ucb_width(1, 0, 0.1)
+
+
+@pytest.mark.parametrize("t", (2.5, True, "10"))
+def test_igp_ucb_number_of_observations_must_be_an_int(t):
+    # num_observations=2.5 used to be used as t = 2.5 in the t * eta term.
+    with pytest.raises(TypeError, match=r"num_observations must be an int >= 0, got "):
+        igp_ucb_width(1.0, t, B, SIGMA, DELTA, 0.1)
+    with pytest.raises(ValueError, match=r"num_observations must be >= 0, got -1"):
+        igp_ucb_width(1.0, -1, B, SIGMA, DELTA, 0.1)
+    eta = 0.1  # an int t gives the formula's value
+    expected = B + SIGMA * math.sqrt(2.0 + 10 * eta + 2 * math.log(1 / DELTA))
+    assert float(igp_ucb_width(1.0, 10, B, SIGMA, DELTA, eta)) == pytest.approx(expected, rel=1e-14)

@@ -415,3 +415,48 @@ def test_empty_query_points(task_indexed, dtype):
     with pytest.raises(ValueError, match=r"^X must not have an empty batch dimension"):
         model.posterior(torch.rand(0, 1, 2, dtype=dtype))
     assert model.posterior(torch.rand(1, 2, dtype=dtype)).mean.shape[-2] == 1  # q = 1 works
+
+
+# --------------------------------------------- unclear inputs (issue 11): clear errors
+def test_boolean_accuracy_is_refused():
+    # accuracy=True used to be read as q = 1.0.
+    case = build_case("icm", torch.float64)
+    with pytest.raises(TypeError, match=r"accuracy must be a real number .* got True \(bool\)"):
+        NystromVectorValuedGP(
+            case.train_X,
+            case.train_Y,
+            case.kernels[0],
+            case.task_covariances[0],
+            ETA,
+            accuracy=True,
+        )
+
+
+@pytest.mark.parametrize("half", (torch.float16, torch.bfloat16), ids=str)
+@pytest.mark.parametrize("kind", KINDS)
+def test_half_precision_data_is_refused(kind, half):
+    # Used to fail deep inside torch: "linalg_eigh_cpu" not implemented for 'Half'.
+    case = build_case("icm", torch.float64, task_indexed=kind == "indexed")
+    with pytest.raises(TypeError, match=rf"train_X must be float32 or float64, got {half}"):
+        _sketch(case, X=case.train_X.to(half))
+    with pytest.raises(TypeError, match=rf"train_Y must be float32 or float64, got {half}"):
+        _sketch(case, Y=case.train_Y.to(half))
+
+
+@pytest.mark.parametrize("chunk_size", (1, 4))
+@pytest.mark.parametrize("name", ("icm", "sum"))
+@pytest.mark.parametrize("kind", KINDS)
+def test_inputs_that_overflow_the_kernel_are_refused(kind, name, chunk_size):
+    # 1e300 * X used to raise linear_operator's NanError from psd_safe_cholesky.
+    case = build_case(name, torch.float64, task_indexed=kind == "indexed")
+    with pytest.raises(ValueError, match=r"^train_X is outside the range where the kernel is"):
+        _sketch(case, X=1e300 * case.train_X, chunk_size=chunk_size)
+    model = _sketch(case, accuracy=EVERYTHING, chunk_size=chunk_size)
+    before = model.posterior(case.train_X).mean
+    tasks = None if case.train_tasks is None else case.train_tasks[:4]
+    with pytest.raises(ValueError, match=r"^X is outside the range where the kernel is finite"):
+        model.append_observations(1e300 * case.train_X[:4], case.train_Y[:4], train_tasks=tasks)
+    assert model.train_X.shape[0] == case.train_X.shape[0]  # nothing was appended
+    torch.testing.assert_close(model.posterior(case.train_X).mean, before, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"^X is outside the range where the kernel is finite"):
+        model.posterior(1e300 * case.train_X)

@@ -127,3 +127,18 @@ def test_factor_is_the_dense_cholesky_of_the_observations(dtype, kind):
     np.testing.assert_allclose(factor.double().numpy(), expected, rtol=tol, atol=tol)
     sample = posterior.sample(0, torch.Generator().manual_seed(0))
     assert sample.shape == (12,) and sample.dtype == dtype and torch.isfinite(sample).all()
+
+
+@pytest.mark.parametrize("half", (torch.float16, torch.bfloat16), ids=str)
+def test_half_precision_arms_are_refused(half):
+    # Half-precision arms used to run the whole posterior in float16, silently.
+    arms = [torch.rand(4, 2, dtype=torch.float64), torch.rand(3, 2).to(half)]
+    with pytest.raises(TypeError, match=rf"arms\[1\] must be float32 or float64, got {half}"):
+        TaskArmPosterior(arms, RBFKernel(), torch.eye(2, dtype=torch.float64), 0.1)
+
+
+def test_arms_that_overflow_the_kernel_are_refused():
+    # k(x, x) = 1e600 overflows: every variance was inf, without an error.
+    arms = [1e300 * torch.rand(4, 2, dtype=torch.float64)] * 2
+    with pytest.raises(ValueError, match="^arms is outside the range where the kernel is finite"):
+        TaskArmPosterior(arms, _kernel("linear", torch.float64), torch.eye(2), 0.1)

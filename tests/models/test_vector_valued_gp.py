@@ -12,6 +12,7 @@ from gpytorch.kernels import RBFKernel
 from oracles import DenseMultiTaskGP, make_rbf, numpy_kernel
 
 from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.base import eigen_groups
 
 KINDS = ("full", "indexed")
 
@@ -444,3 +445,65 @@ def test_empty_query_points(task_indexed, output_indices, dtype):
     with pytest.raises(ValueError, match=r"^X must not have an empty batch dimension"):
         model.posterior(torch.rand(0, 1, 2, dtype=dtype), output_indices=output_indices)
     assert model.posterior(torch.rand(1, 2, dtype=dtype)).mean.shape[-2] == 1  # q = 1 works
+
+
+# --------------------------------------------- unclear inputs (issue 11): clear errors
+def _indexed_args(dtype=torch.float64):
+    args = _good_args(dtype)
+    args["train_Y"] = args["train_Y"][:, :1]
+    return args
+
+
+def test_boolean_and_fractional_task_indices_are_refused():
+    # Booleans used to be read as tasks 0 / 1; 1.7 must not become task 1.
+    with pytest.raises(TypeError, match="train_tasks must hold integer task indices.*bool"):
+        VectorValuedGP(**_indexed_args(), train_tasks=torch.tensor([True, False, True, False]))
+    with pytest.raises(ValueError, match="train_tasks must hold whole-number task indices"):
+        VectorValuedGP(**_indexed_args(), train_tasks=torch.tensor([0.0, 1.7, 1.0, 0.0]))
+    model = VectorValuedGP(**_indexed_args(), train_tasks=torch.tensor([0.0, 1.0, 1.0, 0.0]))
+    x, y = torch.zeros(1, 2, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)
+    with pytest.raises(TypeError, match="train_tasks must hold integer task indices"):
+        model.append_observations(x, y, train_tasks=torch.tensor([True]))
+    assert model.num_observations == 4
+
+
+@pytest.mark.parametrize("half", (torch.float16, torch.bfloat16), ids=str)
+@pytest.mark.parametrize("kind", KINDS)
+def test_half_precision_data_is_refused(kind, half):
+    # Used to fail deep inside torch: "linalg_eigh_cpu" / "cholesky_cpu" not implemented.
+    args = _good_args() if kind == "full" else _indexed_args()
+    tasks = None if kind == "full" else torch.tensor([0, 1, 1, 0])
+    for name in ("train_X", "train_Y"):
+        bad = {**args, name: args[name].to(half)}
+        with pytest.raises(TypeError, match=rf"{name} must be float32 or float64, got {half}"):
+            VectorValuedGP(**bad, train_tasks=tasks)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_inputs_that_overflow_the_kernel_are_refused(kind):
+    # 1e300 * X used to raise linear_operator's NanError from the Cholesky factorization,
+    # and the posterior at 1e300 * X was NaN without an error.
+    args = _good_args() if kind == "full" else _indexed_args()
+    tasks = None if kind == "full" else torch.tensor([0, 1, 1, 0])
+    with pytest.raises(ValueError, match=r"train_X is outside the range where the kernel is fin"):
+        VectorValuedGP(**{**args, "train_X": 1e300 * args["train_X"]}, train_tasks=tasks)
+    model = VectorValuedGP(**args, train_tasks=tasks)
+    before = model.posterior(args["train_X"]).mean
+    # (a point or two far away can be fine: GPyTorch then gets k = 0 to the rest, exactly)
+    huge = 1e300 * args["train_X"]
+    with pytest.raises(ValueError, match=r"X is outside the range .* within about 4.74e\+153"):
+        model.posterior(huge)
+    new_y, new_tasks = args["train_Y"], tasks
+    with pytest.raises(ValueError, match=r"^X is outside the range where the kernel is finite"):
+        model.append_observations(huge, new_y, train_tasks=new_tasks)
+    assert model.train_X.shape[0] == 4  # nothing was appended
+    torch.testing.assert_close(model.posterior(args["train_X"]).mean, before, rtol=0, atol=0)
+
+
+def test_eigen_groups_refuses_half_precision():
+    # "linalg_eigh_cpu" not implemented for 'Half' before; a half B given to the model is
+    # cast to train_X's dtype first and works.
+    with pytest.raises(TypeError, match="task_covariance must be float32 or float64"):
+        eigen_groups(torch.eye(2, dtype=torch.float16))
+    args = {**_good_args(), "task_covariance": _good_args()["task_covariance"].half()}
+    assert VectorValuedGP(**args).posterior(args["train_X"]).mean.dtype == torch.float64

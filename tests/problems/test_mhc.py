@@ -111,3 +111,53 @@ def test_files_that_are_not_npz_archives_or_disagree_in_rows(tmp_path):
     )
     with pytest.raises(ValueError, match="one task and one affinity per row"):
         load_mhc_data(rows)
+
+
+def _arrays(rng, **changes):
+    features = rng.normal(size=(6, 3))
+    features /= np.linalg.norm(features, axis=-1, keepdims=True)
+    arrays = {
+        "features": features,
+        "task": np.array([0, 0, 1, 1, 1, 0]),
+        "affinity": rng.normal(size=6),
+        "alleles": np.array(["a", "b"]),
+    }
+    return {**arrays, **changes}
+
+
+@pytest.mark.parametrize(
+    "key, change, match",
+    [
+        # strings used to give "could not convert string to float" (no file, no key),
+        # or to be converted silently when they spelled numbers
+        ("features", lambda a: a.astype(str), r"'features' must hold real numbers .*strings"),
+        ("features", lambda a: np.full(a.shape, "x"), r"'features' must hold real numbers"),
+        ("affinity", lambda a: a.astype(str), r"'affinity' must hold real numbers .*strings"),
+        ("features", lambda a: a > 0, r"'features' must hold real numbers .*booleans"),
+        ("features", lambda a: a.astype(complex), r"'features' .*complex numbers"),
+        # a string task column gave a bare numpy TypeError ("ufunc 'isfinite' not supported")
+        ("task", lambda a: a.astype(str), r"'task' must hold integer task indices, got strings"),
+        # booleans used to be read as tasks 0 / 1
+        ("task", lambda a: a > 0, r"'task' must hold integer task indices, got booleans"),
+        (
+            "task",
+            lambda a: np.where(a == 1, 1.7, a),
+            r"'task' must hold integer .*got 1.7 at row 2",
+        ),
+    ],
+)
+def test_bad_columns_name_the_file_and_the_key(tmp_path, key, change, match):
+    rng = np.random.default_rng(0)
+    arrays = _arrays(rng)
+    path = _write(tmp_path / "bad_column.npz", **{**arrays, key: change(arrays[key])})
+    with pytest.raises(ValueError, match=rf"bad_column\.npz: {match}"):
+        load_mhc_data(path)
+
+
+def test_whole_float_and_unsigned_task_indices_are_read_as_before(tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = _arrays(rng)
+    for task in (arrays["task"].astype(float), arrays["task"].astype(np.uint8)):
+        data = load_mhc_data(_write(tmp_path / "ok.npz", **{**arrays, "task": task}))
+        assert data["task"].dtype == np.int64 and data["task"].tolist() == arrays["task"].tolist()
+        np.testing.assert_array_equal(data["features"], arrays["features"])

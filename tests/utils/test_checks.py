@@ -36,7 +36,15 @@ from botorch_mtucb.confidence import (
     task_kernel_matrix,
     theorem2_kernel_parameter,
 )
-from botorch_mtucb.utils.checks import as_float, as_int, as_real_tensor
+from botorch_mtucb.utils.checks import (
+    as_float,
+    as_int,
+    as_real_tensor,
+    check_candidates,
+    check_kernel_values,
+    check_task_indices,
+    check_working_precision,
+)
 
 BAD_NUMBERS = ("3", b"3", None, True, False, 1 + 2j, np.bool_(True), [1.0, "a"], object())
 BAD_TENSORS = (torch.tensor(True), torch.tensor(1 + 2j))
@@ -435,3 +443,63 @@ def test_regularization_of_the_multitask_information_gain_is_named():
     # ... but not NaN
     with pytest.raises(ValueError, match="^regularization must be > 0"):
         effective_dimension(torch.eye(2, dtype=torch.float64), math.nan)
+
+
+# ------------------------------------------ checks added for issue 11's unclear inputs
+def test_check_task_indices_keeps_the_shape_and_refuses_booleans():
+    indices = torch.tensor([[[0.0], [2.0]], [[1.0], [1.0]]])  # batch x m x 1, whole floats
+    checked = check_task_indices(indices, 3, "x1")
+    assert checked.dtype == torch.long and checked.shape == indices.shape
+    assert checked.reshape(-1).tolist() == [0, 2, 1, 1]
+    rows = check_task_indices(torch.tensor([[1], [0]]), 2, "train_tasks", num_rows=2)
+    assert rows.tolist() == [1, 0]  # one per row: flat, as check_tasks
+    assert check_task_indices(torch.zeros(0, 1), 2, "x1").shape == (0, 1)
+    with pytest.raises(TypeError, match=r"^x1 must hold integer task indices .*torch.bool"):
+        check_task_indices(torch.tensor([[True]]), 3, "x1")
+    with pytest.raises(TypeError, match=r"^x1 must hold integer task indices .*complex"):
+        check_task_indices(torch.tensor([[1 + 0j]]), 3, "x1")
+    with pytest.raises(TypeError, match=r"^x1 must be a torch.Tensor of task indices, got list"):
+        check_task_indices([[0]], 3, "x1")
+    with pytest.raises(ValueError, match=r"^x1 must lie in \[0, 2\], got values in \[-1, 4\]"):
+        check_task_indices(torch.tensor([[4], [-1]]), 3, "x1")
+    with pytest.raises(ValueError, match=r"^x1 must hold whole-number task indices"):
+        check_task_indices(torch.tensor([[1.7]]), 3, "x1")
+    with pytest.raises(ValueError, match=r"^train_tasks must have shape \(3,\)"):
+        check_task_indices(torch.tensor([0, 1]), 3, "train_tasks", num_rows=3)
+
+
+@pytest.mark.parametrize("dtype", (torch.float16, torch.bfloat16), ids=str)
+def test_check_working_precision_refuses_half_precision(dtype):
+    for accepted in (torch.float32, torch.float64, torch.long):
+        value = torch.zeros(2, dtype=accepted)
+        assert check_working_precision(value, "train_X") is value
+    with pytest.raises(TypeError, match=rf"^train_X must be float32 or float64, got {dtype}"):
+        check_working_precision(torch.zeros(2, dtype=dtype), "train_X")
+
+
+@pytest.mark.parametrize("dtype", (torch.float64, torch.float32), ids=str)
+def test_check_kernel_values_names_the_argument_and_the_range(dtype):
+    X = torch.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=dtype)
+    check_kernel_values(torch.ones(2, 2, dtype=dtype), X, "train_X")  # finite: no error
+    limit = math.sqrt(torch.finfo(dtype).max / 2) / 2  # d = 2
+    for bad in (math.nan, math.inf):
+        values = torch.tensor([[1.0, bad], [bad, 1.0]], dtype=dtype)
+        with pytest.raises(ValueError) as raised:
+            check_kernel_values(values, X, "X")
+        message = str(raised.value)
+        assert message.startswith("X is outside the range where the kernel is finite")
+        assert "entries in [0, 3]" in message and f"{limit:.3g} lengthscales" in message
+        assert f"overflow {dtype}" in message and "(d = 2)" in message
+
+
+def test_check_candidates_accepts_batch_x_1_x_d_only():
+    X = torch.zeros(4, 3, 1, 2)
+    assert check_candidates(X, dim=2) is X and check_candidates(torch.zeros(1, 2)).shape == (1, 2)
+    with pytest.raises(ValueError, match=r"^X must have shape batch_shape x 1 x d: q = 1 is re"):
+        check_candidates(torch.zeros(4, 2, 2))
+    with pytest.raises(ValueError, match=r"^X must have shape batch_shape x 1 x 5 \(d = 5"):
+        check_candidates(torch.zeros(4, 1, 2), dim=5)
+    with pytest.raises(ValueError, match=r"^X must have shape batch_shape x 1 x d \(one cand"):
+        check_candidates(torch.zeros(2))
+    with pytest.raises(TypeError, match=r"^X must be a torch.Tensor of shape batch_shape x 1"):
+        check_candidates(np.zeros((1, 1, 2)))

@@ -26,13 +26,13 @@ from botorch_mtucb.confidence.scalarized_widths import mt_bkb_accuracy, mt_bkb_w
 from botorch_mtucb.confidence.single_task_widths import bkb_width
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
-from botorch_mtucb.utils.checks import check_eps, check_task_variances
+from botorch_mtucb.utils.checks import as_float, check_eps, check_task_variances
 from botorch_mtucb.utils.domains import Domain, FiniteDomain
 
 
 def _accuracy(accuracy: float | None, eps: float, delta: float, horizon: int | None) -> float:
     if accuracy is not None:
-        return float(accuracy)
+        return as_float(accuracy, "accuracy")
     if horizon is None:
         raise ValueError("give either accuracy (q >= 1) or the horizon T to compute it")
     return mt_bkb_accuracy(eps, delta, horizon)
@@ -63,6 +63,7 @@ class MultiTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         name: Name used in results.
 
     Raises:
+        TypeError: If ``accuracy`` is not a real number (a bool, a string ...).
         ValueError: For ``eps`` outside (0, 1), ``accuracy < 1``, or neither
             ``accuracy`` nor ``horizon``; otherwise as ``NystromVectorValuedGP``.
 
@@ -159,8 +160,9 @@ class IndependentTaskBudgetedKernelizedBandit(ScalarizedUCBPolicy):
         horizon, seed, name: As for MT-BKB.
 
     Raises:
+        TypeError: If ``accuracy`` is not a real number (a bool, a string ...).
         ValueError: For non-positive task variances, ``eps`` outside (0, 1),
-            ``accuracy < 1`` or neither ``accuracy`` nor ``horizon``.
+            ``accuracy < 1`` (or not finite) or neither ``accuracy`` nor ``horizon``.
 
     Example:
         >>> import torch

@@ -173,3 +173,19 @@ def test_bad_arguments():
         IndependentTaskBudgetedKernelizedBandit(
             kernel, torch.tensor([1.0, 1.0]), domain, 1.0, 0.1, eps=0.0, horizon=10
         )
+
+
+@pytest.mark.parametrize("accuracy", (True, "5"))
+@pytest.mark.parametrize(
+    "policy", (MultiTaskBudgetedKernelizedBandit, IndependentTaskBudgetedKernelizedBandit)
+)
+def test_accuracy_must_be_a_number(policy, accuracy):
+    # accuracy=True used to be read as q = 1.0 (and "5" as 5.0).
+    problem = TinyProblem()
+    covariance = (
+        torch.tensor(B) if policy is MultiTaskBudgetedKernelizedBandit else torch.tensor(np.diag(B))
+    )
+    with pytest.raises(TypeError, match=rf"accuracy must be a real number .*got {accuracy!r}"):
+        policy(
+            make_rbf([0.25]), covariance, FiniteDomain(problem.points), 1.0, 0.1, accuracy=accuracy
+        )
