@@ -256,4 +256,6 @@ def run_experiment(
         raise
     if unwritten:
         warnings.warn(unwritten_files_message(unwritten, output), UnwrittenFilesWarning, 2)
+    else:
+        print(f"results written to {output}")
     return summary

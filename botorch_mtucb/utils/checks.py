@@ -273,7 +273,8 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
     """Check per-row task indices: ``num_rows`` integers in ``[0, num_tasks - 1]``.
 
     Accepts a tensor of shape ``num_rows`` or ``num_rows x 1`` (integer, or a float
-    tensor holding whole numbers); returns a ``long`` tensor of shape ``num_rows``.
+    tensor holding whole numbers; booleans and complex numbers are refused with a
+    ``TypeError``); returns a ``long`` tensor of shape ``num_rows``.
 
     Example:
         >>> import torch
@@ -284,6 +285,11 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
     if not isinstance(tasks, Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor of task indices, got {type(tasks).__name__}"
+        )
+    if tasks.dtype == torch.bool or tasks.is_complex():
+        raise TypeError(
+            f"{name} must hold integer task indices (an integer tensor, or a float tensor of "
+            f"whole numbers), got a {tasks.dtype} tensor"
         )
     if tasks.dim() == 2 and tasks.shape[-1] == 1:
         tasks = tasks.squeeze(-1)
@@ -503,6 +509,7 @@ def check_square_matrix(matrix: Tensor, name: str) -> int:
         3
     """
     check_tensor(matrix, name)
+    check_working_precision(matrix, name)
     if matrix.dim() < 2 or matrix.shape[-1] != matrix.shape[-2]:
         raise ValueError(f"{name} must be ... x t x t, got {tuple(matrix.shape)}")
     return matrix.shape[-1]
@@ -745,11 +752,6 @@ def check_task_indices(
         ...     print(str(error)[:50])
         train_tasks must hold integer task indices (an int
     """
-    if isinstance(indices, Tensor) and (indices.dtype == torch.bool or indices.is_complex()):
-        raise TypeError(
-            f"{name} must hold integer task indices (an integer tensor, or a float tensor of "
-            f"whole numbers), got a {indices.dtype} tensor"
-        )
     if num_rows is not None:
         return check_tasks(indices, num_rows, num_tasks, name)
     if not isinstance(indices, Tensor):

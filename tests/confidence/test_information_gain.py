@@ -228,3 +228,16 @@ def test_incremental_information_gain_bad_input():
         IncrementalInformationGain(kernel, 1.0, math.nan)
     with pytest.raises(TypeError, match="regularization"):
         IncrementalInformationGain(kernel, "1")
+
+
+@pytest.mark.parametrize("function", [information_gain, effective_dimension])
+def test_half_precision_kernel_matrix_is_refused(function):
+    with pytest.raises(TypeError, match="kernel_matrix must be float32 or float64"):
+        function(torch.eye(3, dtype=torch.float16), 0.5)
+
+
+def test_boolean_task_indices_are_refused():
+    X = torch.rand(4, 2, dtype=torch.float64)
+    tasks = torch.tensor([True, False, True, False])
+    with pytest.raises(TypeError, match="train_tasks must hold integer task indices"):
+        multitask_information_gain(X, tasks, RBFKernel().double(), 2, 1.0, 0.5)

@@ -42,6 +42,7 @@ from botorch_mtucb.utils.checks import (
     check_alphas,
     check_delta,
     check_exact_gp,
+    check_kernel_values,
     check_normal_floats,
     check_positive,
     check_query_points,
@@ -139,7 +140,8 @@ class MartingaleMixtureBound(Module):
                 ``train_Y`` whose sum of squares overflows float64 (or a radius
                 ``R_t^2`` that does), or ``rkhs_norm_bound^2``, ``noise_std^2`` or
                 ``noise_std^2 / mixture_scale`` outside float64's normal range (each
-                would give NaN bounds).
+                would give NaN bounds), or a ``train_X`` at which the kernel overflows
+                (``1e300 * X``).
             EmptyConfidenceSetError: If the data contradict ``rkhs_norm_bound`` and
                 ``noise_std`` (the confidence set is empty).
         """
@@ -165,6 +167,7 @@ class MartingaleMixtureBound(Module):
         t = self.train_X.shape[0]
         with torch.no_grad():
             gram = self._k(self.train_X, self.train_X) if t else self.train_X.new_zeros(0, 0)
+        check_kernel_values(gram, self.train_X, "train_X")
         # K_t and, for fixed alphas, the factors of K_t + alpha I (Appendix E.2), grown in place.
         self.cache = RegularizedGramCache(gram)
         self._spectrum: GramSpectrum | None = None  # of K_t, recomputed after appends
@@ -343,8 +346,9 @@ class MartingaleMixtureBound(Module):
             ``self``.
 
         Raises:
-            ValueError: For wrong shapes, NaN/inf, or observations whose sum of squares
-                overflows float64 (checked before anything is added).
+            ValueError: For wrong shapes, NaN/inf, observations whose sum of squares
+                overflows float64, or inputs at which the kernel overflows (``1e300 *
+                X``), all checked before anything is added.
             EmptyConfidenceSetError: Not raised here; the next bound raises it.
 
         Example:
@@ -361,7 +365,8 @@ class MartingaleMixtureBound(Module):
         check_sum_of_squares(torch.cat([self.train_Y, Y.detach().to(self.train_Y)]), "Y")
         X = X.detach().to(self.train_X)
         Y = Y.detach().to(self.train_X)
-        with torch.no_grad():
+        with torch.no_grad():  # before anything is added: the kernel is finite at X
+            check_kernel_values(self._k(torch.cat([self.train_X, X]), X), X, "X")
             for x, y in zip(X, Y):
                 x = x.unsqueeze(0)
                 t = self.num_observations
@@ -391,7 +396,7 @@ class MartingaleMixtureBound(Module):
         Raises:
             TypeError: For boolean or complex ``X``.
             ValueError: For ``X`` not ``... x d`` or with NaN/inf, or non-positive /
-                non-finite ``alphas``.
+                non-finite ``alphas``, or an ``X`` at which the kernel overflows.
             EmptyConfidenceSetError: If the data contradict the assumptions (the
                 grid bounds detect it when ``R~_alpha^2 < 0`` at one of their alphas).
         """
@@ -436,6 +441,7 @@ class MartingaleMixtureBound(Module):
         kxx = self.kernel(X, X, diag=True)
         t = self.num_observations
         cross = self._k(X, self.train_X) if t else X.new_zeros(X.shape[0], 0)
+        check_kernel_values(cross.detach(), X.detach(), "X")
         return kxx, cross
 
     def _grid(self, X: Tensor, alphas: Tensor, sign: float) -> tuple[Tensor, Tensor]:

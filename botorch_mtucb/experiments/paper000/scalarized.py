@@ -173,7 +173,6 @@ def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str
     )
     print(f"\n{name}: T = {horizon}, {repetitions} repetitions ({scalarization} scalarization)")
     print(summary_table(summary["problems"][label]["methods"], horizon))
-    print(f"results written to {output}")
 
 
 def run_scalarized_experiment(

@@ -224,7 +224,6 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
     settings = {"quick": quick, "repetitions": repetitions, "delta": DELTA, "b_grid": b_grid}
     summary = build_summary(name, settings, problems)
     write_summary(summary, output / "summary.json")
-    print(f"results written to {output}")
     return summary
 
 
@@ -261,7 +260,6 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
     summary = build_summary(name, settings, {setting.name: entry})
     write_summary(summary, output / "summary.json")
     print_table(entry, title)
-    print(f"results written to {output}")
     return summary
 
 
@@ -424,5 +422,4 @@ def widths_figure(output: Path, quick: bool = False, progress: bool = True, **op
         f"{free['ratio_naive_over_new_at_b_max']:.3f} at b = {grid[-1]:g} "
         f"(sqrt(N) = {math.sqrt(num_tasks):.3f}); new <= naive everywhere: {everywhere}"
     )
-    print(f"results written to {output}")
     return summary

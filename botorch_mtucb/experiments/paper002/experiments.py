@@ -279,7 +279,6 @@ def run_grid_experiment(
     if paper_table is not None:
         print("\nPaper 002, Table 1 (T = 1000, 10 repetitions; CMM-UCB ran only 200 rounds):")
         print(paper_table_text(summary["problems"]))
-    print(f"results written to {output}")
     return summary
 
 

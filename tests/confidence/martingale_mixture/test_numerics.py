@@ -272,3 +272,19 @@ def test_integer_points_give_float64_bounds_like_float_points():
     for bad in (points.bool(), points.to(torch.complex64)):
         with pytest.raises(TypeError, match="X must be a real"):
             bound.upper(bad)
+
+
+def test_inputs_at_which_the_kernel_overflows_raise_instead_of_nan():
+    """``1e300 * X``: finite inputs whose squared distances overflow the kernel (GPyTorch
+    gave a NanError in the constructor and NaN bounds at query points)."""
+    kernel, X, Y, test_X, _ = small_noise_instance(0.1, False, t=10)
+    with pytest.raises(ValueError, match="train_X is outside the range where the kernel"):
+        MartingaleMixtureBound(1e300 * X, Y, kernel, B, 0.1, DELTA)
+    bound = MartingaleMixtureBound(X, Y, kernel, B, 0.1, DELTA)
+    before = bound.upper(test_X)
+    for alphas in (None, [0.01, 0.1], 0.01):
+        with pytest.raises(ValueError, match="X is outside the range where the kernel"):
+            bound.upper(1e300 * test_X, alphas)
+    with pytest.raises(ValueError, match="X is outside the range where the kernel"):
+        bound.append_observations(1e300 * test_X[:2], Y[:2])
+    assert bound.num_observations == 10 and torch.equal(bound.upper(test_X), before)
