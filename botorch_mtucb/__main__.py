@@ -18,7 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Example:
         >>> from botorch_mtucb.__main__ import main
         >>> main(["benchmark", "--list"])  # doctest: +ELLIPSIS
+        coverage ...
         icm-posterior ...
+        ...
         0
     """
     return cli_main(argv, benchmarks=BENCHMARKS)

@@ -13,10 +13,10 @@ import torch
 from botorch_mtucb.__main__ import main
 from botorch_mtucb.benchmarks import BENCHMARKS
 
-NAMES = ["icm-posterior", "mm-bound-vs-cvxpy", "mt-bkb-scaling"]
+NAMES = ["coverage", "icm-posterior", "mm-bound-vs-cvxpy", "mt-bkb-scaling"]
 
 
-def test_list_names_the_three_benchmarks_with_a_description():
+def test_list_names_every_benchmark_with_a_description():
     completed = subprocess.run(
         [sys.executable, "-m", "botorch_mtucb", "benchmark", "--list"],
         capture_output=True,
