@@ -158,6 +158,34 @@ class ChebyshevScalarization(Scalarization):
         return (self.weights.to(Y) * (Y - self.reference_point.to(Y))).amin(dim=-1)
 
 
+def as_scalarization(scalarization: Scalarization | Tensor) -> Scalarization:
+    """A ``Scalarization``, or a weight tensor read as ``LinearScalarization(weights)``.
+
+    Args:
+        scalarization: A ``Scalarization`` (returned unchanged) or ``... x n``
+            non-negative weights.
+
+    Raises:
+        TypeError: For anything else (a function, a list ...), or non-floating weights.
+        ValueError: For NaN/inf or negative weights, or a row of zeros.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.scalarization import as_scalarization
+        >>> as_scalarization(torch.tensor([0.3, 0.7])).lipschitz_constant  # ||lambda||_2
+        tensor(0.7616)
+    """
+    if isinstance(scalarization, Scalarization):
+        return scalarization
+    if isinstance(scalarization, Tensor):
+        return LinearScalarization(scalarization)
+    raise TypeError(
+        "scalarization must be a botorch_mtucb Scalarization (LinearScalarization, "
+        "ChebyshevScalarization) or a tensor of linear weights, got "
+        f"{type(scalarization).__name__}"
+    )
+
+
 def _uniform(num_tasks: int, sample_shape: torch.Size, generator, dtype, device) -> Tensor:
     num_tasks = as_int(num_tasks, "num_tasks", 1)
     dtype = check_floating_dtype(dtype)

@@ -12,6 +12,7 @@ from botorch_mtucb.scalarization import (
     ChebyshevScalarization,
     LinearScalarization,
     Scalarization,
+    as_scalarization,
     sample_chebyshev_weights,
     sample_linear_weights,
 )
@@ -214,3 +215,21 @@ def test_weight_samplers_draw_the_published_weights():
     ]
     np.testing.assert_allclose(_np(linear), expected_linear, rtol=1e-14)
     np.testing.assert_allclose(_np(chebyshev), expected_chebyshev, rtol=1e-14)
+
+
+def test_as_scalarization_reads_weights_as_linear(dtype):
+    weights = torch.tensor([0.2, 0.5, 0.3], dtype=dtype)
+    s = as_scalarization(weights)
+    assert isinstance(s, LinearScalarization) and s.weights.dtype == dtype
+    Y = torch.tensor([[1.0, -2.0, 4.0]], dtype=dtype)
+    np.testing.assert_allclose(s(Y).double().numpy(), [0.2 - 1.0 + 1.2], rtol=1e-6)
+    np.testing.assert_allclose(float(s.lipschitz_constant), np.sqrt(0.04 + 0.25 + 0.09), rtol=1e-6)
+    chebyshev = ChebyshevScalarization(weights, torch.zeros(3, dtype=dtype))
+    assert as_scalarization(chebyshev) is chebyshev
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        as_scalarization(-weights)
+    with pytest.raises(TypeError, match="weights must be a real floating-point tensor"):
+        as_scalarization(torch.tensor([1, 2]))
+    for bad in ([0.5, 0.5], lambda y: y.sum(-1), None):
+        with pytest.raises(TypeError, match="or a tensor of linear weights, got"):
+            as_scalarization(bad)

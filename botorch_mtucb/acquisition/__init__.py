@@ -1,15 +1,21 @@
 """BoTorch acquisition functions: scalarized multi-task UCB (000), task-conditioned UCB /
-LCB (001), the martingale-mixture UCB (002) and MOBO's scalarized objective UCB."""
+LCB (001), the martingale-mixture UCB (002) and MOBO's scalarized objective UCB; pending
+points (``X_pending``) as in GP-BUCB (``condition_on_pending``)."""
 
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
+from botorch_mtucb.acquisition.pending import condition_on_pending
 from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB
 from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedMultiTaskUCB
+from botorch_mtucb.acquisition.single_task_ucb import AYGPUCB, IGPUCB
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
 
 __all__ = [
+    "AYGPUCB",
+    "IGPUCB",
     "MartingaleMixtureUCB",
     "ScalarizedMultiTaskUCB",
     "ScalarizedObjectiveUCB",
     "TaskConditionedLCB",
     "TaskConditionedUCB",
+    "condition_on_pending",
 ]

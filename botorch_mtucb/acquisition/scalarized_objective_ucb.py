@@ -2,26 +2,31 @@
 
 Source: B. Paria, K. Kandasamy, B. Poczos, "A flexible framework for multi-objective
 Bayesian optimization using random scalarizations", UAI 2019, Algorithm 1 (UCB variant);
-paper 000, Appendix E, uses it as a baseline.
+paper 000, Appendix E, uses it as a baseline. Pending points as in GP-BUCB (Desautels
+et al. 2014, ``acquisition.pending``).
 """
 
 from __future__ import annotations
 
-from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
-from botorch_mtucb.scalarization import Scalarization
-from botorch_mtucb.utils.checks import check_width
+from botorch_mtucb.acquisition.posterior_moments import model_posterior
+from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedAcquisition
 
 
-class ScalarizedObjectiveUCB(AcquisitionFunction):
+class ScalarizedObjectiveUCB(ScalarizedAcquisition):
     r"""``s_lambda(mu(x) + width * sigma(x))``: the scalarization of per-objective UCBs.
 
     ``sigma(x)`` is the vector of marginal posterior standard deviations (cross-task
     covariances are ignored, as for independent GPs). The ``width`` multiplies the
     standard deviation directly (unlike BoTorch's ``UpperConfidenceBound(beta=...)``).
+    A ``ScalarizedPosteriorTransform`` ``T`` is applied to the posterior first (the
+    scalarization then has one weight, ``None``: the identity); ``X_pending`` takes
+    ``sigma`` from the model conditioned on the pending points (GP-BUCB), as
+    ``ScalarizedMultiTaskUCB`` does. The constructor's arguments and errors are those of
+    ``ScalarizedAcquisition`` (``model``, ``scalarization`` or weights, ``width``,
+    ``posterior_transform``, ``X_pending``).
 
     Example:
         >>> import torch
@@ -36,35 +41,13 @@ class ScalarizedObjectiveUCB(AcquisitionFunction):
         torch.Size([5])
     """
 
-    def __init__(self, model: Model, scalarization: Scalarization, width: float) -> None:
-        """Args:
-            model: A BoTorch model with ``n`` outputs.
-            scalarization: A ``Scalarization`` on ``n`` outputs with one weight vector.
-            width: ``w_t >= 0``.
-
-        Raises:
-            TypeError: If ``scalarization`` is not a ``Scalarization`` or ``width``
-                not a real number (a bool, a string ...).
-            ValueError: For a size mismatch or a negative / non-finite width.
-        """
-        super().__init__(model=model)
-        if not isinstance(scalarization, Scalarization):
-            raise TypeError(
-                f"scalarization must be a Scalarization, got {type(scalarization).__name__}"
-            )
-        if scalarization.num_tasks != model.num_outputs:
-            raise ValueError(
-                f"the scalarization has {scalarization.num_tasks} weights but the model has "
-                f"{model.num_outputs} outputs"
-            )
-        self.scalarization = scalarization
-        self.register_buffer("width", check_width(width))
-
     @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
         """``X``: ``batch x 1 x d`` -> ``batch`` UCB values (``ValueError`` for another
-        shape: ``q = 1`` is required)."""
-        posterior = self.model.posterior(X)
+        shape, ``UnsupportedError`` for ``q > 1``)."""
+        posterior = model_posterior(self.model, X, self.posterior_transform)
         mean = posterior.mean.squeeze(-2)  # b x n
+        if self.pending_model is not None:
+            posterior = model_posterior(self.pending_model, X, self.posterior_transform)
         std = posterior.variance.squeeze(-2).clamp_min(0.0).sqrt()  # b x n
         return self.scalarization(mean + self.width.to(mean) * std)  # b

@@ -1,49 +1,35 @@
 """Scalarized multi-task UCB: the acquisition function of MT-KB and MT-BKB.
 
 Source: paper 000, Section 3.1, eq. (2):
-u_{t+1}(x) = s_lambda(mu_t(x)) + L_lambda * beta_t * ||Gamma_t(x, x)||^{1/2}.
+u_{t+1}(x) = s_lambda(mu_t(x)) + L_lambda * beta_t * ||Gamma_t(x, x)||^{1/2};
+pending points as in GP-BUCB (Desautels et al. 2014, ``acquisition.pending``).
 """
 
 from __future__ import annotations
 
 import torch
 from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
-from botorch_mtucb.scalarization import Scalarization
+from botorch_mtucb.acquisition.pending import PendingPointsMixin
+from botorch_mtucb.acquisition.posterior_moments import (
+    check_posterior_transform,
+    posterior_mean_and_covariance,
+)
+from botorch_mtucb.confidence import mt_kb_width
+from botorch_mtucb.scalarization import LinearScalarization, Scalarization, as_scalarization
 from botorch_mtucb.utils.checks import check_width, check_working_precision
 
-
-def posterior_mean_and_covariance(model: Model, X: Tensor) -> tuple[Tensor, Tensor]:
-    """Posterior mean ``b x n`` and task covariance ``b x n x n`` at ``X`` (``b x 1 x d``).
-
-    Works for any BoTorch model whose posterior has ``n`` outputs: our models,
-    ``MultiTaskGP`` and ``ModelListGP`` (then the covariance is diagonal). A posterior
-    without a ``distribution`` falls back to its diagonal ``variance``.
-
-    Example:
-        >>> import torch
-        >>> from botorch.models import ModelListGP, SingleTaskGP
-        >>> from botorch_mtucb.acquisition.scalarized_ucb import posterior_mean_and_covariance
-        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
-        >>> gps = [SingleTaskGP(train_X, train_X[:, i : i + 1].sin()) for i in range(2)]
-        >>> mean, covariance = posterior_mean_and_covariance(
-        ...     ModelListGP(*gps), torch.rand(4, 1, 2, dtype=torch.float64))
-        >>> mean.shape, covariance.shape  # independent outputs: diagonal covariances
-        (torch.Size([4, 2]), torch.Size([4, 2, 2]))
-    """
-    posterior = model.posterior(X)
-    mean = posterior.mean.squeeze(-2)  # b x n
-    distribution = getattr(posterior, "distribution", None)
-    if distribution is not None and hasattr(distribution, "covariance_matrix"):
-        covariance = distribution.covariance_matrix  # b x n x n since q = 1
-        if covariance.shape[-1] != mean.shape[-1]:
-            covariance = torch.diag_embed(posterior.variance.squeeze(-2))
-    else:
-        covariance = torch.diag_embed(posterior.variance.squeeze(-2))
-    return mean, covariance
+__all__ = [
+    "ScalarizedAcquisition",
+    "ScalarizedMultiTaskUCB",
+    "check_scalarized_arguments",
+    "largest_eigenvalue_sqrt",
+    "posterior_mean_and_covariance",
+]
 
 
 def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
@@ -67,7 +53,125 @@ def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
     return largest.clamp_min(tiny).sqrt()
 
 
-class ScalarizedMultiTaskUCB(AcquisitionFunction):
+def check_scalarized_arguments(
+    model: object,
+    scalarization: Scalarization | Tensor | None,
+    posterior_transform: object,
+) -> tuple[Scalarization, PosteriorTransform | None]:
+    """The checked ``(scalarization, posterior_transform)`` of a scalarized UCB.
+
+    Without a ``posterior_transform``, the scalarization acts on the ``n`` outputs of
+    ``model``. With a ``ScalarizedPosteriorTransform`` (``n`` weights: one output
+    ``w^T f + offset``) it acts on that one output, and ``scalarization=None`` means
+    the identity ``LinearScalarization(torch.ones(1))``.
+
+    Raises:
+        TypeError: If ``model`` is not a BoTorch ``Model`` or ``scalarization`` neither
+            a ``Scalarization`` nor a weight tensor (nor ``None`` with a transform).
+        ValueError: If its size differs from the number of outputs it acts on, or it
+            holds more than one weight vector.
+        UnsupportedError: For a ``posterior_transform`` that is not a
+            ``ScalarizedPosteriorTransform``.
+
+    Example:
+        >>> import torch
+        >>> from botorch.acquisition.objective import ScalarizedPosteriorTransform
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.acquisition.scalarized_ucb import check_scalarized_arguments
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(train_X, torch.cat([train_X.sin(), train_X.cos()], -1))
+        >>> minimize_sum = ScalarizedPosteriorTransform(-torch.ones(4, dtype=torch.float64))
+        >>> scalarization, _ = check_scalarized_arguments(model, None, minimize_sum)
+        >>> scalarization.weights
+        tensor([1.], dtype=torch.float64)
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
+    posterior_transform = check_posterior_transform(posterior_transform, model.num_outputs)
+    if posterior_transform is None:
+        num_outputs, outputs = model.num_outputs, "the model has"
+    else:
+        num_outputs, outputs = 1, "the posterior_transform gives"
+        if scalarization is None:
+            scalarization = LinearScalarization(posterior_transform.weights.new_ones(1))
+    scalarization = as_scalarization(scalarization)
+    if scalarization.num_tasks != num_outputs:
+        raise ValueError(
+            f"the scalarization has {scalarization.num_tasks} weights but {outputs} "
+            f"{num_outputs} outputs"
+            + ("" if posterior_transform is None else " (it scalarizes w^T f + offset)")
+        )
+    if scalarization.weights.dim() != 1:
+        raise ValueError(
+            "scalarization must hold one weight vector (shape n), got weights of shape "
+            f"{tuple(scalarization.weights.shape)}"
+        )
+    return scalarization, posterior_transform
+
+
+class ScalarizedAcquisition(PendingPointsMixin, AcquisitionFunction):
+    r"""What the scalarized UCBs share: a model with ``n`` outputs, a scalarization, a
+    width, ``posterior_transform`` and ``X_pending`` (GP-BUCB), all checked.
+
+    Subclasses (``ScalarizedMultiTaskUCB``, ``ScalarizedObjectiveUCB``) implement
+    ``forward``.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.acquisition import ScalarizedObjectiveUCB
+        >>> from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedAcquisition
+        >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(train_X, torch.cat([train_X.sin(), train_X.cos()], -1))
+        >>> acqf = ScalarizedObjectiveUCB(model, torch.ones(4, dtype=torch.float64), 1.0)
+        >>> isinstance(acqf, ScalarizedAcquisition), acqf.X_pending, float(acqf.width)
+        (True, None, 1.0)
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        scalarization: Scalarization | Tensor | None,
+        width: float | Tensor,
+        posterior_transform: PosteriorTransform | None = None,
+        X_pending: Tensor | None = None,
+    ) -> None:
+        r"""Build the acquisition.
+
+        Args:
+            model: Any BoTorch model whose posterior has ``n`` outputs (the package's
+                models, ``SingleTaskGP``, ``MultiTaskGP``, ``KroneckerMultiTaskGP``,
+                ``ModelListGP``).
+            scalarization: A ``LinearScalarization`` / ``ChebyshevScalarization`` (or
+                any ``Scalarization``) on ``n`` outputs with one weight vector, or its
+                ``n`` linear weights as a tensor; ``None`` only with a
+                ``posterior_transform``.
+            width: The width ``beta_t >= 0`` (e.g. ``mt_kb_width(...)``).
+            posterior_transform: ``None`` or a ``ScalarizedPosteriorTransform`` with
+                ``n`` weights.
+            X_pending: ``m x d`` points chosen but not yet evaluated (GP-BUCB).
+
+        Raises:
+            TypeError: If ``model`` is not a BoTorch ``Model``, ``scalarization`` not
+                a ``Scalarization`` or weight tensor, or ``width`` not a real number (a
+                string, ``None``, a bool, a complex number ...).
+            ValueError: If the scalarization's size differs from the number of outputs
+                it acts on, ``width`` is negative, not finite or not a single number,
+                or ``X_pending`` is not ``m x d`` or holds NaN/inf.
+            UnsupportedError: For another kind of ``posterior_transform``, or pending
+                points on a model that cannot be conditioned.
+        """
+        scalarization, posterior_transform = check_scalarized_arguments(
+            model, scalarization, posterior_transform
+        )
+        super().__init__(model=model)
+        self.scalarization = scalarization
+        self.posterior_transform = posterior_transform
+        self.register_buffer("width", check_width(width))
+        self.set_X_pending(X_pending)
+
+
+class ScalarizedMultiTaskUCB(ScalarizedAcquisition):
     r"""Scalarized multi-task UCB (paper 000, eq. (2)).
 
     ``u(x) = s_lambda(mu(x)) + L_lambda * width * sqrt(lambda_max(Gamma_t(x, x)))``
@@ -76,6 +180,19 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
     ``Gamma_t(x, x)`` the ``n x n`` posterior covariance of all tasks at ``x``. The
     ``width`` multiplies the standard deviation directly (the paper's ``beta_t``), unlike
     BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
+
+    - ``posterior_transform``: a ``ScalarizedPosteriorTransform`` ``T(y) = w^T y + c``
+      (e.g. Ax's ``weights=-1`` for a minimization) is applied first:
+      ``u(x) = s(T(mu(x))) + L_lambda * width * sqrt(w^T Gamma_t(x, x) w)``, still an
+      upper bound of ``s(T(f(x)))`` on the confidence set (an affine map sends the
+      ellipsoid ``||Gamma^{-1/2}(f - mu)|| <= width`` to one of radius
+      ``width * sqrt(w^T Gamma w)``). The scalarization then has one weight
+      (``None``: the identity).
+    - ``X_pending`` (or ``set_X_pending``): GP-BUCB (Desautels et al. 2014): the mean
+      from ``model``, ``Gamma_t`` from ``model`` conditioned on the pending points at
+      their mean (``condition_on_pending``). ``optimize_acqf(q=k, sequential=True)``
+      and ``optimize_acqf_discrete(q=k)`` use it; joint ``q > 1`` batches raise an
+      ``UnsupportedError``.
 
     Example:
         >>> import torch
@@ -98,44 +215,60 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
         ...                                  raw_samples=64)
         >>> candidate.shape
         torch.Size([1, 2])
+        >>> batch, _ = optimize_acqf(acqf, bounds, q=3, num_restarts=4, raw_samples=64,
+        ...                          sequential=True)  # GP-BUCB
+        >>> batch.shape
+        torch.Size([3, 2])
     """
 
-    def __init__(self, model: Model, scalarization: Scalarization, width: float | Tensor) -> None:
-        r"""Build the acquisition.
+    @classmethod
+    def from_model(
+        cls,
+        model: Model,
+        scalarization: Scalarization | Tensor | None,
+        rkhs_norm_bound: float,
+        delta: float,
+        noise_std: float | None = None,
+        **kwargs,
+    ) -> ScalarizedMultiTaskUCB:
+        r"""The acquisition with MT-KB's width of Theorem 2 of paper 000 for ``model``.
+
+        ``width = mt_kb_width(model, rkhs_norm_bound=..., noise_std=..., delta=...)``:
+        ``b + sigma / sqrt(eta) * sqrt(2 log(1/delta) + log det(I + G_t / eta))``
+        from the model's kernel, noise ``eta`` and training data.
 
         Args:
-            model: Any BoTorch model whose posterior has ``n`` outputs.
-            scalarization: A ``LinearScalarization`` / ``ChebyshevScalarization`` (or
-                any ``Scalarization``) on ``n`` outputs, with one weight vector.
-            width: The width ``beta_t >= 0`` (e.g. ``mt_kb_width(...)``).
+            model: A model ``mt_kb_width`` accepts (``VectorValuedGP``, and the BoTorch
+                models it reads: see ``botorch_mtucb.confidence.mt_kb_width``).
+            scalarization: As in the constructor.
+            rkhs_norm_bound: ``b >= ||f||_Gamma``.
+            delta: Confidence level in ``(0, 1)``.
+            noise_std: Sub-Gaussian noise level ``sigma``; ``None``: the model's noise
+                (where ``mt_kb_width`` reads it from the model).
+            **kwargs: ``posterior_transform``, ``X_pending`` (as in the constructor).
 
         Raises:
-            TypeError: If ``model`` is not a BoTorch ``Model``, ``scalarization`` not
-                a ``Scalarization``, or ``width`` not a real number (a string,
-                ``None``, a bool, a complex number ...).
-            ValueError: If its size differs from the model's number of outputs, or
-                ``width`` is negative, not finite or not a single number.
+            TypeError, ValueError: As ``mt_kb_width`` and the constructor.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
+            >>> from botorch_mtucb.confidence import mt_kb_width
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> train_X = torch.rand(8, 2, dtype=torch.float64)
+            >>> model = VectorValuedGP(train_X, torch.randn(8, 2, dtype=torch.float64),
+            ...                        RBFKernel(), torch.eye(2, dtype=torch.float64), 0.1)
+            >>> weights = torch.tensor([0.5, 0.5], dtype=torch.float64)
+            >>> acqf = ScalarizedMultiTaskUCB.from_model(
+            ...     model, weights, rkhs_norm_bound=1.0, delta=0.05, noise_std=0.1)
+            >>> bool(acqf.width == mt_kb_width(model, 1.0, 0.1, 0.05))
+            True
         """
-        if not isinstance(model, Model):
-            raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
-        super().__init__(model=model)
-        if not isinstance(scalarization, Scalarization):
-            raise TypeError(
-                "scalarization must be a botorch_mtucb Scalarization "
-                f"(LinearScalarization, ChebyshevScalarization), got {type(scalarization).__name__}"
-            )
-        if scalarization.num_tasks != model.num_outputs:
-            raise ValueError(
-                f"the scalarization has {scalarization.num_tasks} weights but the model has "
-                f"{model.num_outputs} outputs"
-            )
-        if scalarization.weights.dim() != 1:
-            raise ValueError(
-                "scalarization must hold one weight vector (shape n), got weights of shape "
-                f"{tuple(scalarization.weights.shape)}"
-            )
-        self.scalarization = scalarization
-        self.register_buffer("width", check_width(width))
+        width = mt_kb_width(
+            model, rkhs_norm_bound=rkhs_norm_bound, noise_std=noise_std, delta=delta
+        )
+        return cls(model, scalarization, width, **kwargs)
 
     @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
@@ -143,11 +276,17 @@ class ScalarizedMultiTaskUCB(AcquisitionFunction):
 
         Args:
             X: ``batch x 1 x d`` candidates (``ValueError`` for another shape, naming
-                it: ``q = 1`` is required).
+                it; ``UnsupportedError`` for ``q > 1``).
 
         Returns:
             A ``batch`` tensor of UCB values.
         """
-        mean, covariance = posterior_mean_and_covariance(self.model, X)  # b x n, b x n x n
+        mean, covariance = posterior_mean_and_covariance(
+            self.model, X, self.posterior_transform
+        )  # b x n, b x n x n
+        if self.pending_model is not None:
+            _, covariance = posterior_mean_and_covariance(
+                self.pending_model, X, self.posterior_transform
+            )
         scale = self.scalarization.lipschitz_constant.to(mean) * self.width.to(mean)
         return self.scalarization(mean) + scale * largest_eigenvalue_sqrt(covariance)  # b

@@ -2,20 +2,27 @@
 
 Source: paper 001 (Sessa et al. 2023), eq. (7):
 ucb_t(i, x | b) = mu_t(i, x | b) + beta_t(b) * sigma_t(i, x | b), and Appendix B.4:
-lcb_t(i, x) = mu_t(i, x) - beta_t * sigma_t(i, x).
+lcb_t(i, x) = mu_t(i, x) - beta_t * sigma_t(i, x). Pending points as in GP-BUCB
+(Desautels et al. 2014, ``acquisition.pending``).
 """
 
 from __future__ import annotations
 
 from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
+from botorch_mtucb.acquisition.pending import PendingPointsMixin
+from botorch_mtucb.acquisition.posterior_moments import (
+    check_posterior_transform,
+    task_mean_and_variance,
+)
 from botorch_mtucb.utils.checks import as_int, check_width
 
 
-class TaskConditionedUCB(AcquisitionFunction):
+class TaskConditionedUCB(PendingPointsMixin, AcquisitionFunction):
     r"""Upper confidence bound of one task of a multi-task model (paper 001, eq. 7).
 
     ``ucb(x) = mu(i, x) + width * sigma(i, x)`` for the fixed task ``i``. The ``width``
@@ -23,7 +30,19 @@ class TaskConditionedUCB(AcquisitionFunction):
     BoTorch's ``UpperConfidenceBound(beta=...)`` which multiplies ``sqrt(beta)``.
 
     Works with any BoTorch model with ``n`` outputs (``VectorValuedGP`` with
-    task-indexed data, ``MultiTaskGP``, ``ModelListGP``): only output ``task`` is read.
+    task-indexed data, ``SingleTaskGP`` with ``n`` outputs, ``MultiTaskGP``,
+    ``KroneckerMultiTaskGP``, ``ModelListGP``): only output ``task`` (an index into the
+    model's outputs) is read.
+
+    - ``posterior_transform``: a ``ScalarizedPosteriorTransform`` with one weight
+      ``w`` acts on the task's output, ``T(y) = w y + c``: ``ucb(x) = w mu(i, x) + c +
+      width |w| sigma(i, x)``, the upper bound of ``T(f(i, x))`` (``weights=-1``, as Ax
+      passes for a minimization, gives the optimistic bound of ``-f``).
+    - ``X_pending`` (or ``set_X_pending``): GP-BUCB (Desautels et al. 2014): ``mu`` from
+      ``model``, ``sigma`` from ``model`` conditioned on evaluations of task ``i`` at
+      the pending points (of the full vector for models trained on full vectors).
+      ``optimize_acqf(q=k, sequential=True)`` and ``optimize_acqf_discrete(q=k)`` use
+      it; joint ``q > 1`` batches raise an ``UnsupportedError``.
 
     Example:
         >>> import torch
@@ -44,20 +63,33 @@ class TaskConditionedUCB(AcquisitionFunction):
 
     _sign = 1.0
 
-    def __init__(self, model: Model, task: int, width: float | Tensor) -> None:
+    def __init__(
+        self,
+        model: Model,
+        task: int,
+        width: float | Tensor,
+        posterior_transform: PosteriorTransform | None = None,
+        X_pending: Tensor | None = None,
+    ) -> None:
         r"""Build the acquisition.
 
         Args:
             model: A BoTorch model whose posterior has ``n`` outputs (tasks).
             task: The task index ``i`` in ``[0, n - 1]``.
             width: The width ``beta_t >= 0`` (e.g. ``multitask_widths(...)["new"]``).
+            posterior_transform: ``None`` or a ``ScalarizedPosteriorTransform`` with
+                one weight (on the task's output).
+            X_pending: ``m x d`` points chosen for task ``i`` but not yet evaluated.
 
         Raises:
             TypeError: If ``model`` is not a BoTorch ``Model``, ``task`` not an int,
                 or ``width`` not a real number (a string, ``None``, a bool, a
                 complex number ...).
-            ValueError: If ``task`` is out of range or ``width`` is negative, not
-                finite, or not a single number.
+            ValueError: If ``task`` is out of range, ``width`` is negative, not
+                finite, or not a single number, the transform has another number of
+                weights, or ``X_pending`` is not ``m x d`` or holds NaN/inf.
+            UnsupportedError: For another kind of ``posterior_transform``, or pending
+                points on a model that cannot be conditioned.
         """
         if not isinstance(model, Model):
             raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
@@ -67,21 +99,20 @@ class TaskConditionedUCB(AcquisitionFunction):
             raise ValueError(f"task must lie in [0, {model.num_outputs - 1}], got {task}")
         self.task = task
         self.register_buffer("width", check_width(width))
+        self.posterior_transform = check_posterior_transform(
+            posterior_transform, 1, outputs="the task's one output"
+        )
+        self.set_X_pending(X_pending)
 
     @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
-        r"""Evaluate the bound at ``X``.
-
-        Args:
-            X: ``batch x 1 x d`` candidates (``ValueError`` for another shape, naming
-                it: ``q = 1`` is required).
-
-        Returns:
-            A ``batch`` tensor.
-        """
-        posterior = self.model.posterior(X, output_indices=[self.task])
-        mean = posterior.mean.reshape(X.shape[:-2])  # batch
-        std = posterior.variance.clamp_min(0.0).sqrt().reshape(X.shape[:-2])  # batch
+        """``X``: ``batch x 1 x d`` -> the ``batch`` bounds (``ValueError`` for another
+        shape, naming it; ``UnsupportedError`` for ``q > 1``)."""
+        transform = self.posterior_transform
+        mean, variance = task_mean_and_variance(self.model, X, self.task, transform)  # batch
+        if self.pending_model is not None:
+            _, variance = task_mean_and_variance(self.pending_model, X, self.task, transform)
+        std = variance.clamp_min(0.0).sqrt()  # batch
         return mean + self._sign * self.width.to(mean) * std
 
 

@@ -28,6 +28,7 @@ import contextlib
 import errno
 import itertools
 import json
+import math
 import os
 import secrets
 import warnings
@@ -153,6 +154,24 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _is_finite_number(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def _finite_numbers(value: Any) -> bool:
+    """A (nested) list of finite numbers, a structured action (a dict), or None."""
+    if isinstance(value, list):
+        return all(_finite_numbers(item) for item in value)
+    return value is None or isinstance(value, dict | str) or _is_finite_number(value)
+
+
+def _shape(value: Any) -> Any:
+    """The nesting lengths of a list (what the rounds' ``x`` and ``y`` must share)."""
+    if isinstance(value, list):
+        return (len(value), _shape(value[0]) if value else None)
+    return type(value).__name__
+
+
 def _parse_record(line: bytes) -> tuple[StepRecord | None, str]:
     """The round on ``line``, or ``None`` and why it is not one."""
     try:
@@ -167,10 +186,12 @@ def _parse_record(line: bytes) -> tuple[StepRecord | None, str]:
         return None, f"not a round: {error}"
     if isinstance(record.t, bool) or not isinstance(record.t, int):
         return None, f"its round t = {record.t!r} is not an integer"
-    if not (_is_number(record.regret) and _is_number(record.seconds)):
-        return None, "its regret or seconds is not a number"
-    if not isinstance(record.y, list):
-        return None, "its observation y is not a list"
+    if not (_is_finite_number(record.regret) and _is_number(record.seconds)):
+        return None, "its regret or seconds is not a (finite) number"
+    if not isinstance(record.y, list) or not _finite_numbers(record.y):
+        return None, "its observation y is not a list of finite numbers"
+    if not _finite_numbers(record.x):
+        return None, "its action x holds a value that is not a finite number"
     return record, ""
 
 
@@ -279,6 +300,10 @@ class RunFile:
         self._has_header = True
         for index, (number, line) in enumerate(lines[1:], 2):
             record, reason = _parse_record(line)
+            if record is not None and self._records:
+                first = self._records[0]
+                if (_shape(record.x), _shape(record.y)) != (_shape(first.x), _shape(first.y)):
+                    record, reason = None, "its x or y has another shape than round 1's"
             if record is None:
                 if cut_short and index == len(lines):
                     self._repair = "torn"

@@ -12,6 +12,11 @@ widths of all three papers:
   ``IncrementalInformationGain`` together with the effective dimension of eq. 26;
 * paper 002, Section 6: the log-det terms of the radii.
 
+The gain of a fitted BoTorch GP (``information_gain(model)``) is that of its own
+training observations under its kernel and its likelihood's noise covariance ``Sigma``
+(per task, per point, correlated): ``observation_information_gain(K, Sigma)`` on the
+covariances of ``models.gp_covariances``.
+
 The effective dimension ``Tr(K (K + c I)^{-1})`` of paper 001, eq. 26, shares the
 per-task loop and the incremental tracker, so it lives here too.
 """
@@ -21,9 +26,11 @@ from __future__ import annotations
 import math
 
 import torch
+from botorch.models.model import Model
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb.models.gp_covariances import is_diagonal, training_covariances
 from botorch_mtucb.utils.checks import (
     check_b,
     check_num_tasks,
@@ -36,31 +43,57 @@ from botorch_mtucb.utils.checks import (
 from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
 
 
-def information_gain(kernel_matrix: Tensor, regularization: float) -> Tensor:
-    r"""``1/2 log det(I + K / eta)`` for a PSD kernel matrix ``K``.
+def information_gain(kernel_matrix: Tensor | Model, regularization: float | None = None) -> Tensor:
+    r"""``1/2 log det(I + K / eta)`` for a PSD kernel matrix ``K``, or a model's gain.
 
-    Computed as ``sum log diag(L) - t/2 log(eta)`` with ``L L^T = K + eta I``.
+    For a matrix: ``sum log diag(L) - t/2 log(eta)`` with ``L L^T = K + eta I``.
+
+    For a fitted BoTorch GP (``SingleTaskGP`` with one or several outputs, batched or
+    not, ``MultiTaskGP``, ``KroneckerMultiTaskGP``, ``ModelListGP``): the mutual
+    information between the latent function and the model's own training observations,
+    under its kernel and its likelihood's noise (per task and per point included),
+
+    .. math::
+        \gamma = \tfrac12 \log\det\big(I + \Sigma^{-1/2} K \Sigma^{-1/2}\big),
+
+    with ``K`` the prior covariance of the scalar training observations and ``Sigma``
+    their noise covariance (``sigma^2 I`` gives paper 000's ``1/2 log det(I + G_t /
+    eta)`` of Theorem 1 with ``eta = sigma^2``), summed over a-priori independent outputs
+    (``observation_information_gain`` of each group of ``training_covariances``), in the
+    model's transformed space (the gain does not depend on the outcome transform). A
+    model of this package (anything with ``information_gain()``, e.g.
+    ``VectorValuedGP``) gives its own value.
 
     Args:
-        kernel_matrix: ``... x t x t`` PSD matrix (``t`` may be 0).
-        regularization: ``eta > 0``.
+        kernel_matrix: ``... x t x t`` PSD matrix (``t`` may be 0), or a model.
+        regularization: ``eta > 0`` for a matrix; must be ``None`` for a model (its
+            noise comes from the likelihood).
 
     Returns:
-        A tensor of shape ``...`` (nats).
+        A tensor of shape ``...`` (nats); for a BoTorch model of its ``batch_shape``
+        (detached).
 
     Raises:
-        TypeError: If ``K`` is not a real floating-point tensor or
-            ``regularization`` not a real number.
-        ValueError: If ``K`` is not square or holds NaN/inf, or
-            ``regularization <= 0``.
+        TypeError: If ``K`` is not a real floating-point tensor or a model that the
+            route accepts, or ``regularization`` not a real number.
+        ValueError: If ``K`` is not square or holds NaN/inf, ``regularization <= 0``
+            (or given with a model), or a model's noise covariance is not positive
+            definite.
 
     Example:
         >>> import torch
+        >>> from botorch.models import SingleTaskGP
         >>> from botorch_mtucb.confidence import information_gain
         >>> gain = information_gain(torch.eye(3, dtype=torch.float64), 0.5)
         >>> round(float(gain), 6)  # 3/2 log(1 + 1 / 0.5)
         1.647918
+        >>> X = torch.rand(6, 2, dtype=torch.float64)
+        >>> gp = SingleTaskGP(X, torch.cat([X.sin(), X.cos()], -1))  # two outputs
+        >>> bool(information_gain(gp) > 0)
+        True
     """
+    if isinstance(kernel_matrix, Model) or hasattr(kernel_matrix, "information_gain"):
+        return _model_information_gain(kernel_matrix, regularization)
     eta = check_positive(regularization, "regularization")
     t = check_square_matrix(kernel_matrix, "kernel_matrix")
     if t == 0:
@@ -68,6 +101,75 @@ def information_gain(kernel_matrix: Tensor, regularization: float) -> Tensor:
     eye = torch.eye(t, dtype=kernel_matrix.dtype, device=kernel_matrix.device)
     chol = cholesky_factor(kernel_matrix + eta * eye, eta)
     return chol.diagonal(dim1=-2, dim2=-1).log().sum(-1) - 0.5 * t * math.log(eta)
+
+
+def observation_information_gain(kernel_matrix: Tensor, noise_covariance: Tensor) -> Tensor:
+    r"""``1/2 log det(I + Sigma^{-1/2} K Sigma^{-1/2})``: the gain under any Gaussian noise.
+
+    The mutual information between ``f ~ GP(0, k)`` and observations with prior
+    covariance ``K`` and noise ``N(0, Sigma)`` (heteroskedastic or correlated noise;
+    ``Sigma = eta I`` gives ``information_gain(K, eta)``). Computed as
+    ``information_gain(W, 1)`` with ``W = L^{-1} K L^{-T}``, ``L L^T = Sigma`` (for a
+    diagonal ``Sigma``, ``W = D^{-1/2} K D^{-1/2}``).
+
+    Args:
+        kernel_matrix: ``... x M x M`` PSD prior covariance ``K``.
+        noise_covariance: ``... x M x M`` positive definite ``Sigma`` (broadcastable).
+
+    Returns:
+        A tensor of the broadcast batch shape (nats).
+
+    Raises:
+        TypeError: If an argument is not a real floating-point tensor.
+        ValueError: If a matrix is not square, holds NaN/inf, the sizes differ or
+            ``Sigma`` is not positive definite.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence import observation_information_gain
+        >>> K = torch.ones(2, 2, dtype=torch.float64)
+        >>> Sigma = torch.diag(torch.tensor([1.0, 0.5], dtype=torch.float64))
+        >>> round(float(observation_information_gain(K, Sigma)), 6)  # 1/2 log(1 + 1 + 2)
+        0.693147
+    """
+    M = check_square_matrix(kernel_matrix, "kernel_matrix")
+    if check_square_matrix(noise_covariance, "noise_covariance") != M:
+        raise ValueError(
+            f"noise_covariance must be M x M with M = {M} (the size of kernel_matrix), got "
+            f"{tuple(noise_covariance.shape)}"
+        )
+    noise_covariance = noise_covariance.to(kernel_matrix)
+    variances = noise_covariance.diagonal(dim1=-2, dim2=-1)
+    if M == 0:
+        return information_gain(kernel_matrix, 1.0)
+    if is_diagonal(noise_covariance):
+        if not (variances > 0).all():
+            raise ValueError("noise_covariance must be positive definite (variances > 0)")
+        scale = variances.rsqrt()
+        whitened = kernel_matrix * scale.unsqueeze(-1) * scale.unsqueeze(-2)
+    else:
+        chol, info = torch.linalg.cholesky_ex(noise_covariance)
+        if (info != 0).any():
+            raise ValueError("noise_covariance must be positive definite")
+        left = torch.linalg.solve_triangular(chol, kernel_matrix, upper=False)
+        whitened = torch.linalg.solve_triangular(chol, left.mT, upper=False)
+        whitened = 0.5 * (whitened + whitened.mT)
+    return information_gain(whitened, 1.0)
+
+
+def _model_information_gain(model: object, regularization: float | None) -> Tensor:
+    if regularization is not None:
+        raise ValueError(
+            "regularization must be None when information_gain is given a model (the "
+            f"noise comes from the model), got {regularization!r}"
+        )
+    if hasattr(model, "information_gain"):
+        return model.information_gain()
+    gains = [
+        observation_information_gain(g.kernel_matrix, g.noise_covariance)
+        for g in training_covariances(model)
+    ]
+    return sum(gains[1:], gains[0])
 
 
 def information_gain_increment(posterior_variance: Tensor, regularization: float) -> Tensor:

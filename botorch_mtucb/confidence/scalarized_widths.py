@@ -1,6 +1,7 @@
 """Confidence widths of paper 000 (Chowdhury & Gopalan, multi-task Bayesian optimization).
 
-* MT-KB: ``beta_t`` of Theorem 2 (``mt_kb_width``);
+* MT-KB: ``beta_t`` of Theorem 2 (``mt_kb_width``), for the package's models and for
+  fitted BoTorch GPs (their likelihood's noise, per task and per point);
 * MT-BKB: ``beta~_t`` of Theorem 3 (``mt_bkb_width``), the dictionary accuracy ``q``
   (``mt_bkb_accuracy``) and the sketch distortion ``rho`` (``sketch_distortion``).
 
@@ -15,8 +16,15 @@ from __future__ import annotations
 import math
 
 import torch
+from botorch.models.model import Model
 from torch import Tensor
 
+from botorch_mtucb.confidence.information_gain import observation_information_gain
+from botorch_mtucb.models.gp_covariances import (
+    TrainingCovariance,
+    is_diagonal,
+    training_covariances,
+)
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,
@@ -26,7 +34,12 @@ from botorch_mtucb.utils.checks import (
 )
 
 
-def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -> Tensor:
+def mt_kb_width(
+    model,
+    rkhs_norm_bound: float,
+    noise_std: float | None = None,
+    delta: float | None = None,
+) -> Tensor:
     r"""MT-KB's width ``beta_t`` of Theorem 2 of paper 000.
 
     .. math::
@@ -34,28 +47,57 @@ def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -
         \sqrt{2 \log(1/\delta) + \log\det(I_{nt} + \eta^{-1} G_t)},
 
     where ``log det(I + G_t / eta) = sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)``
-    (Lemma 4) is twice the model's ``information_gain()`` and ``eta`` its
-    ``regularization``.
+    (Lemma 4) is twice the model's information gain.
+
+    * A model of this package (``VectorValuedGP``: ``information_gain()`` and
+      ``regularization``): ``eta`` is its ``regularization``; ``noise_std=None`` takes
+      ``sigma = sqrt(eta)`` (the regularization as the noise variance), so
+      ``sigma / sqrt(eta) = 1``.
+    * A fitted BoTorch GP (``SingleTaskGP`` with one or several outputs, batched or not,
+      ``MultiTaskGP``, ``KroneckerMultiTaskGP``, ``ModelListGP``): the gain is
+      ``information_gain(model)``, ``1/2 log det(I + Sigma^{-1/2} K Sigma^{-1/2})`` with
+      the likelihood's noise covariance ``Sigma`` (per task and per point). With
+      ``Sigma = eta I`` this is Theorem 2 with ``eta`` the noise variance. When the noise
+      differs between tasks or points the theorem is applied to the whitened
+      observations ``Sigma^{-1/2} y`` (the kernel ``Sigma^{-1/2} Gamma Sigma^{-1/2}``
+      has the same RKHS norm ``||f||_Gamma``, regularization 1; the weighted least
+      squares of Kirschner & Krause 2018, COLT, for heteroscedastic noise), which gives
+      ``beta_t = b + sigma / sqrt(lambda_min(Sigma)) sqrt(2 log(1/delta) + 2 gamma)``:
+      ``sigma`` is the noise's sub-Gaussian level in the model's outcome space (after
+      its outcome transform) and ``lambda_min(Sigma)`` the smallest noise variance (the
+      smallest eigenvalue of a correlated task noise). ``noise_std=None`` takes the
+      likelihood's Gaussian noise itself as the noise: the whitened noise is
+      ``1``-sub-Gaussian and ``beta_t = b + sqrt(2 log(1/delta) + 2 gamma)``. ``b``
+      bounds the RKHS norm of the latent function in the model's outcome space; the
+      width multiplies the standard deviation of the model's posterior (in its own
+      units, or mapped back by an affine outcome transform such as ``Standardize``,
+      which leaves the width unchanged).
 
     Args:
         model: A ``VectorValuedGP`` (anything with ``information_gain()`` and
-            ``regularization``).
+            ``regularization``) or a fitted BoTorch GP as above.
         rkhs_norm_bound: ``b >= ||f||_Gamma``.
-        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
-        delta: Confidence level in ``(0, 1)``.
+        noise_std: Sub-Gaussian noise level ``sigma >= 0``; ``None``: from the model
+            (see above).
+        delta: Confidence level in ``(0, 1)`` (required).
 
     Returns:
-        A 0-d tensor, the width (same units as ``f``).
+        The width (same units as ``f``): a 0-d tensor, or of the ``batch_shape`` of a
+        batched BoTorch model.
 
     Raises:
-        ValueError: If ``delta`` is outside (0, 1) or ``rkhs_norm_bound`` or
-            ``noise_std`` is negative.
-        TypeError: If ``model`` lacks ``information_gain`` / ``regularization``, or
-            a numeric argument is not a real number (a string, ``None``, a bool ...).
+        ValueError: If ``delta`` is outside (0, 1), ``rkhs_norm_bound`` or
+            ``noise_std`` is negative, or a BoTorch model's noise covariance is not
+            positive definite.
+        TypeError: If ``model`` is neither kind of model (naming what is accepted), or
+            a numeric argument is not a real number (a string, ``None`` for ``delta``,
+            a bool ...).
 
     Example:
+        >>> import math
         >>> import torch
-        >>> from botorch_mtucb.confidence import mt_kb_width
+        >>> from botorch.models import KroneckerMultiTaskGP
+        >>> from botorch_mtucb.confidence import information_gain, mt_kb_width
         >>> from botorch_mtucb.models import VectorValuedGP
         >>> from gpytorch.kernels import RBFKernel
         >>> X = torch.rand(5, 2, dtype=torch.float64)
@@ -64,13 +106,52 @@ def mt_kb_width(model, rkhs_norm_bound: float, noise_std: float, delta: float) -
         >>> width = mt_kb_width(model, rkhs_norm_bound=1.0, noise_std=0.1, delta=0.05)
         >>> bool(width > 1.0)  # b plus a positive variance term
         True
+        >>> gp = KroneckerMultiTaskGP(X, Y)  # a BoTorch model, its likelihood's noise
+        >>> width = mt_kb_width(gp, rkhs_norm_bound=1.0, delta=0.05)
+        >>> expected = 1.0 + math.sqrt(2 * math.log(20) + 2 * float(information_gain(gp)))
+        >>> round(float(width), 10) == round(expected, 10)
+        True
     """
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
-    sigma = check_nonnegative(noise_std, "noise_std")
+    sigma = None if noise_std is None else check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
-    eta = _model_regularization(model, "information_gain", "VectorValuedGP")
-    log_det = 2.0 * model.information_gain().detach()
-    return b + sigma / math.sqrt(eta) * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
+    if _is_package_model(model) or not isinstance(model, Model):
+        eta = _model_regularization(model, "information_gain", "VectorValuedGP")
+        log_det = 2.0 * model.information_gain().detach()
+        scale = 1.0 if sigma is None else sigma / math.sqrt(eta)
+        return b + scale * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
+    groups = training_covariances(model)
+    gains = [observation_information_gain(g.kernel_matrix, g.noise_covariance) for g in groups]
+    log_det = 2.0 * sum(gains[1:], gains[0])
+    scale = 1.0 if sigma is None else sigma / _smallest_noise_variance(groups).sqrt()
+    return b + scale * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
+
+
+def _is_package_model(model: object) -> bool:
+    return hasattr(model, "information_gain") and hasattr(model, "regularization")
+
+
+def _smallest_noise_variance(groups: list[TrainingCovariance]) -> Tensor:
+    """``lambda_min(Sigma)`` over all groups (of the broadcast batch shape)."""
+    smallest = []
+    for group in groups:
+        Sigma = group.noise_covariance
+        if Sigma.shape[-1] == 0:
+            continue
+        if is_diagonal(Sigma):
+            smallest.append(Sigma.diagonal(dim1=-2, dim2=-1).amin(-1))
+        else:
+            smallest.append(torch.linalg.eigvalsh(Sigma)[..., 0])
+    if not smallest:
+        raise ValueError(
+            "the model has no training data, so no noise level: pass a model with data"
+        )
+    value = smallest[0]
+    for other in smallest[1:]:
+        value = torch.minimum(value, other)
+    if not (value > 0).all():
+        raise ValueError("the model's noise covariance must be positive definite")
+    return value
 
 
 def mt_bkb_width(
@@ -177,8 +258,14 @@ def _model_regularization(model, statistic: str, example: str) -> float:
     """The ``regularization`` of a model that also provides ``statistic``."""
     if not hasattr(model, statistic) or not hasattr(model, "regularization"):
         call = "()" if statistic == "information_gain" else ""
+        botorch = (
+            " or be a fitted BoTorch GP (SingleTaskGP, MultiTaskGP, KroneckerMultiTaskGP, "
+            "ModelListGP)"
+            if statistic == "information_gain"
+            else ""
+        )
         raise TypeError(
-            f"model must provide {statistic}{call} and regularization (e.g. {example}), "
-            f"got {type(model).__name__}"
+            f"model must provide {statistic}{call} and regularization (e.g. {example})"
+            f"{botorch}, got {type(model).__name__}"
         )
     return check_positive(model.regularization, "model.regularization")

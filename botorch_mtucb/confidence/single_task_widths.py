@@ -11,16 +11,29 @@
 A width multiplies the posterior standard deviation directly: ``mean + width * std``.
 This is *not* BoTorch's ``UpperConfidenceBound(beta=...)``, which multiplies
 ``sqrt(beta)``.
+
+``igp_ucb_width`` and ``ay_gp_ucb_width`` also take a fitted BoTorch model in place of
+the information gain (a single-output GP, a batched multi-output ``SingleTaskGP`` or a
+``ModelListGP``: one width per output). The gain is then computed from the model's
+kernel on its own transformed training data with its likelihood noise variance
+``lambda`` (``models.output_data``), and the width multiplies the model's posterior
+standard deviation, whose regularization is ``lambda``; ``rkhs_norm_bound`` and
+``noise_std`` are then in the model's transformed outcome units (after ``Standardize``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
+from botorch.models.model import Model
+from botorch.models.model_list_gp_regression import ModelListGP
 from torch import Tensor
 
+from botorch_mtucb.confidence.information_gain import information_gain as _gain
 from botorch_mtucb.confidence.scalarized_widths import sketch_distortion
+from botorch_mtucb.models.single_output_data import SingleOutputData, output_data
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,
@@ -31,12 +44,12 @@ from botorch_mtucb.utils.checks import (
 
 
 def igp_ucb_width(
-    information_gain: float | Tensor,
-    num_observations: int,
-    rkhs_norm_bound: float,
-    noise_std: float,
-    delta: float,
-    eta: float,
+    information_gain: float | Tensor | Model,
+    num_observations: int | None = None,
+    rkhs_norm_bound: float | None = None,
+    noise_std: float | None = None,
+    delta: float | None = None,
+    eta: float | None = None,
 ) -> Tensor:
     r"""IGP-UCB's width (Chowdhury & Gopalan 2017, Theorem 2), in the form of paper 002.
 
@@ -49,25 +62,48 @@ def igp_ucb_width(
     recommended ``eta = 2 / T`` the ``t eta`` term is at most 2, giving the
     ``2 (gamma + 1 + ln(1/delta))`` of the original theorem).
 
+    From a model whose posterior has regularization (noise variance) ``lambda``: the
+    theorem applied to the kernel ``k' = (1 + eta) k / lambda`` (whose posterior mean is
+    the model's, whose standard deviation is ``sqrt((1 + eta) / lambda)`` times the
+    model's and whose norm is ``||f||_{k'} = sqrt(lambda / (1 + eta)) ||f||_k``) gives
+
+    .. math::
+        \beta_t = B + \sigma \sqrt{\tfrac{1 + \eta}{\lambda}}
+                 \sqrt{2 \gamma^\lambda_t + t \eta + 2 \ln(1/\delta)},\qquad
+        \gamma^\lambda_t = \tfrac12 \ln\det(I + K_t / \lambda),
+
+    to multiply the model's own posterior standard deviation (the formula above for
+    ``lambda = 1 + eta``).
+
     Args:
         information_gain: ``gamma_t = 1/2 log det(I + K_t / (1 + eta))`` of the data
             seen (nats, ``>= 0``), as the reference code does instead of the maximum
-            information gain.
-        num_observations: ``t``, the number of observations (an int ``>= 0``).
-        rkhs_norm_bound: ``B >= ||f||_k``.
-        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
+            information gain; or a fitted BoTorch model (single-output GP, batched
+            multi-output ``SingleTaskGP`` or ``ModelListGP``, homoskedastic noise).
+        num_observations: ``t``, the number of observations (an int ``>= 0``); not
+            given with a model (its ``t``).
+        rkhs_norm_bound: ``B >= ||f||_k`` (with a model: of the transformed outcome).
+        noise_std: Sub-Gaussian noise level ``sigma >= 0``; with a model, ``None``
+            takes ``sqrt(lambda)`` (transformed units).
         delta: Confidence level in (0, 1).
-        eta: IGP-UCB's ``eta > 0`` (the model's regularization is ``1 + eta``).
+        eta: IGP-UCB's ``eta > 0`` (the regularization is ``1 + eta``); with a model,
+            ``None`` takes ``2 / t`` (C&G's ``2 / T`` with the current ``t`` for the
+            horizon ``T``: ``t eta = 2``, the original theorem's form; pass a fixed
+            ``eta`` for the theorem's guarantee over all ``t``).
 
     Returns:
-        A 0-d float64 tensor (or the dtype of ``information_gain``).
+        A 0-d float64 tensor (or the dtype of ``information_gain``); with a model, a
+        0-d tensor for a single-output model and one width per output (``m``) for a
+        multi-output model or a ``ModelListGP``.
 
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B``, ``sigma``, ``t`` or
-            information gain, or ``eta <= 0``.
+            information gain, ``eta <= 0``, ``num_observations`` given with a model,
+            or a model with heteroskedastic noise.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...), ``num_observations`` not an int (``2.5``)
-            or ``information_gain`` not a real tensor.
+            or ``information_gain`` neither a real tensor nor a model the route reads
+            (``models.output_data``).
 
     Example:
         >>> from botorch_mtucb.confidence import igp_ucb_width
@@ -75,7 +111,23 @@ def igp_ucb_width(
         ...                       eta=0.02)
         >>> round(float(width), 6)  # 1 + 0.1 sqrt(4 + 1 + 2 log 20)
         1.331534
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> X = torch.rand(10, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True))
+        >>> igp_ucb_width(model, rkhs_norm_bound=2.0, delta=0.05, eta=0.1).shape
+        torch.Size([])
     """
+    if isinstance(information_gain, Model):
+        _no_model_argument(num_observations, "num_observations")
+
+        def width(data: SingleOutputData, lam: float, gamma: Tensor, sigma: float) -> Tensor:
+            t = data.num_observations
+            step = 2.0 / max(t, 1) if eta is None else eta
+            scale = math.sqrt((1.0 + check_positive(step, "eta")) / lam)
+            return igp_ucb_width(gamma, t, rkhs_norm_bound, sigma * scale, delta, step)
+
+        return _widths_of_model(information_gain, noise_std, width)
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
@@ -86,11 +138,11 @@ def igp_ucb_width(
 
 
 def ay_gp_ucb_width(
-    information_gain: float | Tensor,
-    rkhs_norm_bound: float,
-    noise_std: float,
-    delta: float,
-    regularization: float,
+    information_gain: float | Tensor | Model,
+    rkhs_norm_bound: float | None = None,
+    noise_std: float | None = None,
+    delta: float | None = None,
+    regularization: float | None = None,
 ) -> Tensor:
     r"""AY-GP-UCB's width (Abbasi-Yadkori 2012, Theorem 3.11), in the form of paper 002.
 
@@ -104,25 +156,32 @@ def ay_gp_ucb_width(
     regularization (noise variance) ``lambda`` (paper 002, Appendix C.2, proof of Theorem
     6.3). Paper 002's parameter mapping (Theorem 6.3, Section 7): ``lambda = sigma^2 / c``
     for the mixture scale ``c``, i.e. ``lambda = sigma^2`` for the RBF kernel and
-    ``lambda = sigma^2 T^{d / (2 d + 2 nu)}`` for Matern kernels.
+    ``lambda = sigma^2 T^{d / (2 d + 2 nu)}`` for Matern kernels. From a model,
+    ``lambda`` is its likelihood noise variance (the regularization of its posterior).
 
     Args:
         information_gain: ``gamma_t = 1/2 ln det(I + K_t / lambda)`` of the data seen
-            (nats, ``>= 0``).
-        rkhs_norm_bound: ``B >= ||f||_k``.
-        noise_std: Sub-Gaussian noise level ``sigma >= 0``.
+            (nats, ``>= 0``), or a fitted BoTorch model (single-output GP, batched
+            multi-output ``SingleTaskGP`` or ``ModelListGP``, homoskedastic noise).
+        rkhs_norm_bound: ``B >= ||f||_k`` (with a model: of the transformed outcome).
+        noise_std: Sub-Gaussian noise level ``sigma >= 0``; with a model, ``None``
+            takes ``sqrt(lambda)`` (transformed units).
         delta: Confidence level in (0, 1).
-        regularization: ``lambda > 0``.
+        regularization: ``lambda > 0``; not given with a model (its noise variance).
 
     Returns:
         A float64 tensor of the shape of ``information_gain`` (units of ``f`` per unit
-        of standard deviation).
+        of standard deviation); with a model, a 0-d tensor for a single-output model
+        and one width per output (``m``) otherwise.
 
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B`` or ``sigma``, negative
-            or non-finite information gain, or ``regularization <= 0``.
+            or non-finite information gain, ``regularization <= 0``,
+            ``regularization`` given with a model, or a model with heteroskedastic
+            noise.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
-            a bool, a complex number ...) or ``information_gain`` not a real tensor.
+            a bool, a complex number ...) or ``information_gain`` neither a real tensor
+            nor a model the route reads (``models.output_data``).
 
     Example:
         >>> from botorch_mtucb.confidence import ay_gp_ucb_width
@@ -130,13 +189,49 @@ def ay_gp_ucb_width(
         ...                         regularization=0.01)
         >>> round(float(width), 6)  # 1 + sqrt(4 + 2 log 20)
         4.160928
+        >>> import torch
+        >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> X = torch.rand(10, 2, dtype=torch.float64)
+        >>> models = ModelListGP(SingleTaskGP(X, X[:, :1]), SingleTaskGP(X, X[:, 1:]))
+        >>> ay_gp_ucb_width(models, rkhs_norm_bound=2.0, delta=0.05).shape
+        torch.Size([2])
     """
+    if isinstance(information_gain, Model):
+        _no_model_argument(regularization, "regularization")
+
+        def width(data: SingleOutputData, lam: float, gamma: Tensor, sigma: float) -> Tensor:
+            return ay_gp_ucb_width(gamma, rkhs_norm_bound, sigma, delta, lam)
+
+        return _widths_of_model(information_gain, noise_std, width)
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
     sigma = check_nonnegative(noise_std, "noise_std")
     delta = check_delta(delta)
     lam = check_positive(regularization, "regularization")
     gamma = check_nonnegative_tensor(information_gain, "information_gain").to(torch.float64)
     return b + sigma / math.sqrt(lam) * torch.sqrt(2.0 * gamma + 2.0 * math.log(1.0 / delta))
+
+
+def _no_model_argument(value: object, name: str) -> None:
+    if value is not None:
+        raise ValueError(f"{name} is read from the model; do not pass it with a model")
+
+
+def _widths_of_model(
+    model: Model,
+    noise_std: float | None,
+    width: Callable[[SingleOutputData, float, Tensor, float], Tensor],
+) -> Tensor:
+    """``width(data, lambda, gamma^lambda_t, sigma)`` for each output of ``model``: 0-d
+    for a single-output model, ``m`` otherwise."""
+    widths = []
+    for data in output_data(model):
+        lam = data.homoskedastic_noise_variance()
+        gamma = _gain(data.gram().to(torch.float64), lam)
+        sigma = math.sqrt(lam) if noise_std is None else noise_std
+        widths.append(width(data, lam, gamma, sigma))
+    stacked = torch.stack(widths)
+    single = model.num_outputs == 1 and not isinstance(model, ModelListGP)
+    return stacked[0] if single else stacked
 
 
 def bkb_width(

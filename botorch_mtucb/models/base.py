@@ -15,15 +15,19 @@ from typing import Any
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
-from botorch.models.model import Model
+from botorch.exceptions.errors import UnsupportedError
+from botorch.models.model import FantasizeMixin, Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
+from botorch.sampling.base import MCSampler
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.conditioning import ConditioningObservations
 from botorch_mtucb.utils.checks import (
+    as_int,
     check_kernel_values,
     check_positive,
     check_task_indices,
@@ -77,13 +81,20 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
     return xi, eigenvectors, group_of, group_xi
 
 
-class FixedKernelMultiTaskModel(Model):
+class FixedKernelMultiTaskModel(Model, FantasizeMixin):
     """Base class of ``VectorValuedGP`` and ``NystromVectorValuedGP``: data checks,
-    BoTorch posterior assembly and conditioning.
+    BoTorch posterior assembly, conditioning, fantasies and output subsets.
 
     A subclass builds its posterior state after ``_setup`` and implements
     ``_mean_and_covariance(X)`` (mean ``batch x q x n``, interleaved covariance
     ``batch x (q n) x (q n)``) and ``append_observations``.
+
+    What a subclass's own factorization holds is the model's *core*: unbatched, one
+    noise variance (the regularization ``lambda``). ``condition_on_observations``
+    beyond it (batches, other noise variances) keeps the core and conditions its
+    posterior on the new observations exactly (``models.conditioning``); such a model
+    has a ``batch_shape`` and its posteriors broadcast over it. ``subset_output`` keeps
+    every observation and restricts the outputs.
 
     Example:
         >>> import torch
@@ -113,6 +124,8 @@ class FixedKernelMultiTaskModel(Model):
         Raises:
             TypeError, ValueError: See ``VectorValuedGP``.
         """
+        self._conditioning: ConditioningObservations | None = None
+        self.register_buffer("_output_tasks", None)  # subset_output: the tasks kept
         train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
         train_Y = check_working_precision(check_tensor(train_Y, "train_Y", dim=2), "train_Y")
         train_Y = train_Y.to(train_X)
@@ -152,18 +165,30 @@ class FixedKernelMultiTaskModel(Model):
     # ------------------------------------------------------------------ properties
     @property
     def num_outputs(self) -> int:
-        """The number of tasks ``n``."""
+        """The number of outputs: the tasks ``n``, or those kept by ``subset_output``."""
+        if self._output_tasks is not None:
+            return int(self._output_tasks.numel())
         return self._num_outputs
 
     @property
     def num_tasks(self) -> int:
-        """The number of tasks ``n``."""
+        """The number of tasks ``n`` of the kernel (all of them, whatever the outputs)."""
         return self._num_outputs
 
     @property
     def batch_shape(self) -> torch.Size:
-        """Models are not batched: ``torch.Size([])``."""
-        return torch.Size([])
+        """``torch.Size([])``, or the batch shape of the observations the model was
+        conditioned on beyond its own data (``condition_on_observations``, ``fantasize``)."""
+        if self._conditioning is None:
+            return torch.Size([])
+        return self._conditioning.batch_shape
+
+    @property
+    def output_tasks(self) -> Tensor:
+        """The task (``0 .. n-1``) of each output, ``num_outputs`` (long)."""
+        if self._output_tasks is not None:
+            return self._output_tasks
+        return torch.arange(self._num_outputs, device=self.train_X.device)
 
     @property
     def uses_eigen_route(self) -> bool:
@@ -175,6 +200,21 @@ class FixedKernelMultiTaskModel(Model):
         """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
         raise NotImplementedError  # pragma: no cover
 
+    def _posterior_moments(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        """The core's moments at ``X``, conditioned on the further observations if any."""
+        if self._conditioning is None:
+            return self._mean_and_covariance(X)
+        try:
+            torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
+        except RuntimeError as error:
+            raise ValueError(
+                f"X's batch shape {tuple(X.shape[:-2])} must broadcast with the model's "
+                f"batch_shape {tuple(self.batch_shape)}"
+            ) from error
+        joint = self._conditioning.joint_points(X)
+        mean, covariance = self._mean_and_covariance(joint)
+        return self._conditioning.update(mean, covariance, X.shape[-2])
+
     def posterior(
         self,
         X: Tensor,
@@ -183,25 +223,27 @@ class FixedKernelMultiTaskModel(Model):
         posterior_transform: PosteriorTransform | None = None,
         **kwargs: Any,
     ) -> GPyTorchPosterior:
-        r"""The posterior over all tasks at ``X`` (differentiable in ``X``).
+        r"""The posterior over all outputs at ``X`` (differentiable in ``X``).
 
         Args:
-            X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype.
-            output_indices: Tasks to keep (default: all ``n``).
+            X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype. A
+                batched model (``batch_shape``) broadcasts with ``batch``.
+            output_indices: Outputs to keep (default: all ``num_outputs``).
             observation_noise: ``True``: add the model's ``eta`` to each output's
                 variance; a tensor: the noise variances to add (BoTorch semantics),
-                broadcastable to ``batch x q x n`` (for ``n = 1``: ``batch x q``).
-            posterior_transform: Applied to the posterior if given (BoTorch semantics).
+                broadcastable to ``batch x q x m`` (for ``m = 1``: ``batch x q``).
+            posterior_transform: Applied as BoTorch's models do,
+                ``posterior_transform(posterior=posterior, X=X)``.
 
         Returns:
             A ``GPyTorchPosterior`` over a ``MultitaskMultivariateNormal`` with mean
-            ``batch x q x n`` and the full ``(q n) x (q n)`` covariance, cross-task
-            terms included (interleaved: index ``a * n + i`` is point ``a``, task
-            ``i``); for ``n = 1`` (or one output index) a ``MultivariateNormal`` with
-            mean ``batch x q``.
+            ``batch x q x m`` (``m = num_outputs``, or the number of
+            ``output_indices``) and the full ``(q m) x (q m)`` covariance, cross-task
+            terms included (interleaved: index ``a * m + i`` is point ``a``, output
+            ``i``); for ``m = 1`` a ``MultivariateNormal`` with mean ``batch x q``.
 
         Raises:
-            TypeError: If ``X`` is not a tensor.
+            TypeError: If ``X`` is not a tensor, or for another keyword argument.
             ValueError: If ``X`` is not at least 2-d, its last dimension differs from
                 ``d``, it has no point (``q = 0``) or an empty batch dimension, it
                 holds NaN/inf or values so large that the kernel overflows
@@ -220,15 +262,18 @@ class FixedKernelMultiTaskModel(Model):
             >>> model.posterior(test_X, output_indices=[1]).mean.shape  # one task
             torch.Size([4, 3, 1])
         """
+        if kwargs:
+            raise TypeError(
+                f"posterior() got unexpected keyword arguments {sorted(kwargs)}; it takes "
+                "X, output_indices, observation_noise and posterior_transform"
+            )
         X = self._check_X(X)
-        mean, covariance = self._mean_and_covariance(X)
+        mean, covariance = self._posterior_moments(X)
         for values in (mean, covariance):  # finite training data: only X can overflow
             check_kernel_values(values, X, "X")
         q, n = mean.shape[-2], mean.shape[-1]
-        if output_indices is not None:
-            index = torch.as_tensor(output_indices, dtype=torch.long, device=X.device)
-            if index.numel() == 0 or index.min() < 0 or index.max() >= n:
-                raise ValueError(f"output_indices must lie in [0, {n - 1}], got {output_indices}")
+        index = self._selected_tasks(output_indices, X.device)
+        if index is not None:
             flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
             mean = mean[..., index]
             covariance = covariance[..., flat, :][..., :, flat]
@@ -254,8 +299,19 @@ class FixedKernelMultiTaskModel(Model):
             distribution = MultitaskMultivariateNormal(mean, covariance, interleaved=True)
         posterior = GPyTorchPosterior(distribution)
         if posterior_transform is not None:
-            return posterior_transform(posterior)
+            return posterior_transform(posterior=posterior, X=X)
         return posterior
+
+    def _selected_tasks(self, output_indices: list[int] | None, device) -> Tensor | None:
+        """The tasks a posterior keeps (``None``: all ``n``, in order), from the model's
+        outputs and ``output_indices`` (positions among them)."""
+        if output_indices is None:
+            return self._output_tasks
+        index = torch.as_tensor(output_indices, dtype=torch.long, device=device)
+        m = self.num_outputs
+        if index.numel() == 0 or index.min() < 0 or index.max() >= m:
+            raise ValueError(f"output_indices must lie in [0, {m - 1}], got {output_indices}")
+        return index if self._output_tasks is None else self._output_tasks[index]
 
     def _noise_levels(
         self, observation_noise: Tensor, mean: Tensor, output_indices: list[int] | None
@@ -300,12 +356,27 @@ class FixedKernelMultiTaskModel(Model):
         return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
 
     # ----------------------------------------------------------- conditioning
+    def _require_core(self, method: str) -> None:
+        """``method`` works on the model's own data: refuse conditioned or subset models."""
+        if self._conditioning is not None:
+            raise UnsupportedError(
+                f"{method} works on the model's own data, and this model is conditioned "
+                "beyond it (condition_on_observations with batches or other noise "
+                f"variances, or fantasize); call {method} on the model it came from"
+            )
+        if self._output_tasks is not None:
+            raise UnsupportedError(
+                f"{method} works on all tasks of the model, and this model is a "
+                f"subset_output of it; call {method} on the full model"
+            )
+
     def _check_new_data(
         self, X: Tensor, Y: Tensor, train_tasks: Tensor | None
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Check rows to append (same kind of data as the model's); returns them cast
         to the model's dtype and device, and the task indices (``None`` for
         full-vector data)."""
+        self._require_core("append_observations")
         X = check_tensor(X, "X", dim=2)
         Y = check_tensor(Y, "Y", dim=2)
         if X.shape[-1] != self._input_dim:
@@ -334,21 +405,50 @@ class FixedKernelMultiTaskModel(Model):
         raise NotImplementedError  # pragma: no cover
 
     def condition_on_observations(
-        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None, **kwargs: Any
+        self,
+        X: Tensor,
+        Y: Tensor,
+        *,
+        noise: Tensor | None = None,
+        train_tasks: Tensor | None = None,
+        **kwargs: Any,
     ) -> FixedKernelMultiTaskModel:
         r"""A new model conditioned on ``(X, Y)`` as well (BoTorch semantics);
         ``self`` is not modified.
 
+        Unbatched rows of the model's own kind with the model's noise (``noise`` omitted
+        or equal to ``lambda``) and no gradient to carry extend a copy of its
+        factorization (``append_observations``: ``O(t^2)`` per row, same type, same
+        numbers as a model built on all the rows). Anything else is honoured exactly by conditioning the
+        posterior on the new observations (``models.conditioning``, Gaussian
+        conditioning): batched ``X`` / ``Y`` (the new model's ``batch_shape`` is their
+        broadcast batch shape, e.g. ``num_fantasies x batch`` from ``fantasize``), other
+        noise variances, rows of the other kind of data. Such a model keeps the core
+        factorization and refuses the in-place ``append_observations`` and
+        ``information_gain`` (``UnsupportedError``).
+
         Args:
-            X: ``m x d`` new inputs (fantasy batches are not supported).
-            Y: ``m x n`` new outputs (full-vector data) or ``m x 1`` with
-                ``train_tasks`` (task-indexed data).
-            train_tasks: ``m`` task indices, required for task-indexed models.
-            **kwargs: Passed to ``append_observations``.
+            X: ``batch_shape x n' x d`` new inputs.
+            Y: ``batch_shape' x n' x m`` outputs, one column per output of the model
+                (all its tasks, or those of ``subset_output``), or
+                ``batch_shape' x n' x 1`` with ``train_tasks``; ``batch_shape'``
+                broadcasts with ``batch_shape``.
+            noise: Noise variances of the observations (``>= 0``), broadcastable to
+                ``Y`` (BoTorch's ``noise``: the shape of ``Y``); ``None``: ``lambda``.
+            train_tasks: ``n'`` output indices of the rows (task-indexed rows, the same
+                for every batch); ``None``: every output is observed at each row.
+            **kwargs: Passed to ``append_observations`` (the unbatched route only).
+
+        Returns:
+            A model of the same type with ``batch_shape`` the broadcast of the model's
+            and the observations' batch shapes.
 
         Raises:
-            ValueError, TypeError: As in the constructor; also for batched ``X`` or
-                data of the other kind.
+            TypeError: For a non-tensor ``X`` / ``Y`` / ``noise``, or keyword arguments
+                that a batched conditioning cannot use.
+            ValueError: As in the constructor (NaN, shapes, task indices, inputs that
+                overflow the kernel); also for batch shapes that do not broadcast or
+                negative ``noise``.
 
         Example:
             >>> import torch
@@ -359,6 +459,192 @@ class FixedKernelMultiTaskModel(Model):
             >>> new = model.condition_on_observations(torch.ones(1, 1), torch.ones(1, 2))
             >>> model.num_observations, new.num_observations
             (0, 2)
+            >>> batched = model.condition_on_observations(  # 4 batches of 3 rows
+            ...     torch.rand(4, 3, 1), torch.rand(4, 3, 2), noise=torch.full((4, 3, 2), 0.01)
+            ... )
+            >>> batched.batch_shape, batched.posterior(torch.rand(5, 1)).mean.shape
+            (torch.Size([4]), torch.Size([4, 5, 2]))
         """
-        new_model = copy.deepcopy(self)
-        return new_model.append_observations(X, Y, train_tasks=train_tasks, **kwargs)
+        if self._updates_in_place(X, Y, noise, train_tasks):
+            new_model = copy.deepcopy(self)
+            return new_model.append_observations(X, Y, train_tasks=train_tasks, **kwargs)
+        if kwargs:
+            raise TypeError(
+                f"condition_on_observations got {sorted(kwargs)}, which only the "
+                "unbatched update of the model's own data with its own noise takes"
+            )
+        return self._conditioned(X, Y, noise, train_tasks)
+
+    def _updates_in_place(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
+    ) -> bool:
+        """Whether ``(X, Y)`` can extend the model's own factorization: an unconditioned,
+        full model; unbatched rows of its kind; noise ``lambda``."""
+        if self._conditioning is not None or self._output_tasks is not None:
+            return False
+        if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
+            return True  # append_observations names the argument
+        if X.dim() != 2 or Y.dim() != 2 or (train_tasks is None) != self._full_vector:
+            return False
+        if X.requires_grad or Y.requires_grad:  # the in-place update detaches its rows
+            return False
+        if noise is None:
+            return True
+        if not isinstance(noise, Tensor) or noise.dim() > 2:
+            return False
+        try:
+            fits = torch.broadcast_shapes(noise.shape, Y.shape) == Y.shape
+        except RuntimeError:
+            return False
+        return fits and bool((noise == self.regularization).all())
+
+    def _conditioned(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
+    ) -> FixedKernelMultiTaskModel:
+        """A copy conditioned on ``(X, Y)`` by Gaussian conditioning of its posterior."""
+        new = ConditioningObservations.from_rows(
+            X,
+            Y,
+            noise,
+            train_tasks,
+            outputs=self.output_tasks,
+            num_tasks=self.num_tasks,
+            regularization=self.regularization,
+            like=self.train_X,
+        )
+        if self._conditioning is None:
+            observations = new
+        else:
+            try:
+                torch.broadcast_shapes(self.batch_shape, new.batch_shape)
+            except RuntimeError as error:
+                raise ValueError(
+                    f"the batch shape {tuple(new.batch_shape)} of X, Y and noise must "
+                    f"broadcast with the model's batch_shape {tuple(self.batch_shape)}"
+                ) from error
+            observations = self._conditioning.joined(new, self.num_tasks)
+        points = observations.points
+        if points.shape[-2]:
+            mean, covariance = self._mean_and_covariance(points)  # the core's moments
+            for values in (mean, covariance):
+                check_kernel_values(values, new.points, "X")
+        else:  # no row: only the batch shape changes (BoTorch's fantasize at n' = 0)
+            mean = points.new_zeros(*points.shape[:-2], 0, self.num_tasks)
+            covariance = points.new_zeros(*points.shape[:-2], 0, 0)
+        observations.fit(mean, covariance, self.regularization)
+        model = self._copy()
+        model._conditioning = observations
+        return model
+
+    def _copy(self) -> FixedKernelMultiTaskModel:
+        """A deep copy; observations that carry an autograd graph (fantasies of
+        ``X`` with gradients) are shared, not copied (they are never changed)."""
+        memo: dict[int, Any] = {}
+        if self._conditioning is not None:
+            memo.update({id(t): t for t in self._conditioning.buffers()})
+        return copy.deepcopy(self, memo)
+
+    # ----------------------------------------------------- fantasies, subsets
+    def fantasize(
+        self,
+        X: Tensor,
+        sampler: MCSampler,
+        observation_noise: Tensor | None = None,
+        **kwargs: Any,
+    ) -> FixedKernelMultiTaskModel:
+        r"""A fantasy model (BoTorch's ``fantasize``): ``Y`` sampled from the posterior
+        at ``X`` with observation noise, then ``condition_on_observations(X, Y)``.
+
+        The model's noise is ``lambda`` (its regularization, the papers' ``eta``), so
+        ``observation_noise=None`` means ``lambda`` on every output; a tensor gives
+        other variances (BoTorch semantics). BoTorch's ``qKnowledgeGradient`` and
+        ``qNegIntegratedPosteriorVariance`` run on the models through this method.
+
+        Args:
+            X: ``batch_shape x n' x d`` points.
+            sampler: The sampler of the fantasies (``sample_shape`` ``num_fantasies``).
+            observation_noise: ``None`` or a ``batch_shape x n' x m`` (or ``1 x m``)
+                tensor of noise variances.
+            **kwargs: Passed to BoTorch's ``FantasizeMixin.fantasize``
+                (``propagate_grads``).
+
+        Returns:
+            A model with ``batch_shape`` ``num_fantasies x batch_shape`` (broadcast
+            with the model's own).
+
+        Raises:
+            DeprecationError: For a boolean ``observation_noise`` (as BoTorch).
+            TypeError, ValueError: As ``posterior`` and ``condition_on_observations``.
+
+        Example:
+            >>> import torch
+            >>> from botorch.sampling import SobolQMCNormalSampler
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.rand(5, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> sampler = SobolQMCNormalSampler(torch.Size([8]))
+            >>> fantasy = model.fantasize(torch.rand(3, 2, 1, dtype=torch.float64), sampler)
+            >>> fantasy.batch_shape  # num_fantasies x batch
+            torch.Size([8, 3])
+        """
+        if observation_noise is None:
+            observation_noise = torch.full(
+                (1, self.num_outputs),
+                self.regularization,
+                dtype=self.train_X.dtype,
+                device=self.train_X.device,
+            )
+        return FantasizeMixin.fantasize(
+            self, X, sampler, observation_noise=observation_noise, **kwargs
+        )
+
+    def subset_output(self, idcs: list[int]) -> FixedKernelMultiTaskModel:
+        r"""The model restricted to the outputs ``idcs`` (BoTorch's ``subset_output``).
+
+        Its prior over the kept tasks is the kernel with the task covariance blocks
+        ``B_j[idcs][:, idcs]``; its posterior keeps *every* observation, those of the
+        other tasks included: they inform the kept tasks through the cross blocks
+        ``B_j[idcs, rest]`` (paper 000, Section 2), and a model built on the kept
+        tasks' data alone would differ whenever the tasks are correlated. So
+        ``subset_output(idcs).posterior(X)`` equals ``posterior(X,
+        output_indices=idcs)`` exactly, for the exact and the sketched model alike (the
+        sketch keeps its dictionary). Fantasies and ``condition_on_observations`` of
+        the subset observe its outputs (``Y``'s columns are ``idcs``).
+
+        Args:
+            idcs: Distinct output indices in ``[0, num_outputs - 1]`` (a list of ints).
+
+        Returns:
+            A model of the same type with ``num_outputs == len(idcs)``.
+
+        Raises:
+            TypeError: If ``idcs`` is not a list / tuple of ints.
+            ValueError: If it is empty, repeats an index or is out of range.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> B = torch.tensor([[1.0, 0.9, 0.0], [0.9, 1.0, 0.0], [0.0, 0.0, 1.0]])
+            >>> X = torch.rand(4, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, torch.rand(4, 3, dtype=torch.float64), RBFKernel(), B, 0.1)
+            >>> sub = model.subset_output([2, 0])
+            >>> test_X = torch.rand(3, 1, dtype=torch.float64)
+            >>> sub.num_outputs, torch.equal(
+            ...     sub.posterior(test_X).mean, model.posterior(test_X, output_indices=[2, 0]).mean
+            ... )
+            (2, True)
+        """
+        if not isinstance(idcs, (list, tuple)):
+            raise TypeError(f"idcs must be a list of output indices, got {type(idcs).__name__}")
+        m = self.num_outputs
+        chosen = [as_int(i, f"idcs[{k}]") for k, i in enumerate(idcs)]
+        if not chosen or len(set(chosen)) != len(chosen) or min(chosen) < 0 or max(chosen) >= m:
+            raise ValueError(f"idcs must be distinct indices in [0, {m - 1}], got {list(idcs)}")
+        tasks = self.output_tasks[torch.tensor(chosen, device=self.train_X.device)]
+        model = self._copy()
+        everything = torch.arange(self.num_tasks, device=tasks.device)
+        full = tasks.numel() == self.num_tasks and torch.equal(tasks, everything)
+        model._output_tasks = None if full else tasks
+        return model

@@ -9,10 +9,12 @@ sketch is the exact posterior of the features projected on the dictionary's span
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 
 import torch
+from botorch.exceptions.errors import UnsupportedError
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
@@ -82,6 +84,12 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     task-indexed data) the embedding is built on scalar observations ``(x, i)``: a
     full-vector row contributes its ``n`` columns to the dictionary, a task-indexed
     observation its own column, with ``p = min(q Gamma~(x, x)_{ii}, 1)``.
+
+    **BoTorch's model API.** As ``VectorValuedGP`` (``posterior``, ``subset_output``,
+    ``.to()``). ``condition_on_observations`` is MT-BKB's update (dictionary redrawn)
+    for unbatched rows with noise ``eta``; batches (``fantasize``) and other noise
+    variances keep the dictionary and condition the sketched posterior exactly (see
+    ``condition_on_observations`` for why a redraw cannot serve them).
 
     **Precision.** Run in float64 for the theory (the default of the problems). In
     float32 the embedding amplifies round-off by ``1 / sqrt`` of the smallest kept
@@ -405,6 +413,81 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         quad = torch.einsum("rbi,rbj->bij", solved, solved).reshape(*batch, q * n, q * n)
         covariance = prior - phi @ phi.transpose(-1, -2) + self.regularization * quad
         return mean, covariance
+
+    def condition_on_observations(
+        self,
+        X: Tensor,
+        Y: Tensor,
+        *,
+        noise: Tensor | None = None,
+        train_tasks: Tensor | None = None,
+        generator: torch.Generator | None = None,
+        resample_dictionary: bool | None = None,
+    ) -> NystromVectorValuedGP:
+        r"""A new model conditioned on ``(X, Y)`` as well; ``self`` is not modified.
+
+        Two updates (``resample_dictionary``):
+
+        * ``True`` (the default for unbatched rows of the model's kind with noise
+          ``eta``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
+          the dictionary is redrawn with the current variances, the sketch rebuilt).
+        * ``False`` (the default otherwise: batched ``X`` / ``Y`` such as BoTorch's
+          fantasies, other ``noise`` variances, rows of the other kind): the
+          dictionary is kept and the sketched posterior ``(mu~_t, Gamma~_t)``, a
+          Gaussian process, is conditioned on the new observations exactly (Gaussian
+          conditioning, ``models.conditioning``; the same code as ``VectorValuedGP``).
+          A redraw cannot serve a batch: each batch element (each fantasy, each
+          candidate set of ``qKnowledgeGradient``) would draw its own dictionary of its
+          own size, at random and not differentiably in ``X``; and Algorithm 2's
+          embedding assumes the one noise variance ``eta``.
+
+        Fantasies (``fantasize``) use the second update: they are drawn from
+        ``Gamma~_t`` plus noise and conditioned under the same process, so they are
+        consistent with the sketched posterior. The model's own sketch (dictionary,
+        ``sketched_log_det_sum``) stays that of its rows.
+
+        Args:
+            X, Y, noise, train_tasks: As ``VectorValuedGP.condition_on_observations``.
+            generator: Replaces the seeded stream of the redraw (``True`` only).
+            resample_dictionary: ``None``: as above; ``True`` / ``False`` to choose.
+
+        Raises:
+            UnsupportedError: For ``resample_dictionary=True`` with batched rows, other
+                noise variances or rows of the other kind.
+            TypeError, ValueError: As ``VectorValuedGP.condition_on_observations``,
+                and a ``generator`` without a redraw.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import NystromVectorValuedGP
+            >>> X = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)
+            >>> model = NystromVectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> model.condition_on_observations(X[:1], X[:1].repeat(1, 2)).num_resamplings
+            7
+            >>> batched = model.condition_on_observations(  # 3 batches, dictionary kept
+            ...     torch.rand(3, 2, 1, dtype=torch.float64), torch.rand(3, 2, 2, dtype=torch.float64)
+            ... )
+            >>> batched.batch_shape, batched.num_resamplings
+            (torch.Size([3]), 6)
+        """
+        own_kind = self._updates_in_place(X, Y, noise, train_tasks)
+        if resample_dictionary is None:
+            resample_dictionary = own_kind
+        if resample_dictionary:
+            if not own_kind:
+                raise UnsupportedError(
+                    "resample_dictionary=True (MT-BKB's update, Algorithm 2) takes unbatched "
+                    "rows of the model's kind with its noise eta, on a model that is not "
+                    "conditioned or subset already; pass resample_dictionary=False to "
+                    "condition the sketched posterior exactly with the dictionary kept"
+                )
+            return copy.deepcopy(self).append_observations(X, Y, train_tasks, generator)
+        if generator is not None:
+            raise ValueError(
+                "generator is used only when the dictionary is redrawn (resample_dictionary=True)"
+            )
+        return self._conditioned(X, Y, noise, train_tasks)
 
     def append_observations(
         self,

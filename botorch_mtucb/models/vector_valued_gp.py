@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 import torch
+from botorch.models.model import Model
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
@@ -59,6 +60,15 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     ``(G_t + eta I)^{-1} Y_t``: the mean ``G_t(x)^T (G_t + eta I)^{-1} Y_t`` is
     ``(L^{-1} G_t(x))^T (L^{-1} Y_t)``, and ``L^{-1} G_t(x)`` is needed for the
     covariance anyway.
+
+    **BoTorch's model API.** ``condition_on_observations`` takes batches and
+    per-observation ``noise`` (honoured exactly by Gaussian conditioning of the
+    posterior, ``models.conditioning``; the in-place route above whenever the rows are
+    unbatched with noise ``eta``), ``fantasize`` makes ``num_fantasies x batch`` models
+    (so BoTorch's ``qKnowledgeGradient`` and ``qNegIntegratedPosteriorVariance`` run),
+    ``subset_output`` keeps all observations and restricts the outputs, and ``.to()``
+    moves and casts every factor and buffer. ``VectorValuedGP.from_model`` converts a
+    fitted BoTorch model.
 
     Example:
         >>> import torch
@@ -145,10 +155,31 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             else:
                 self._factorize_general()
 
+    @classmethod
+    def from_model(cls, model: Model) -> VectorValuedGP:
+        """A ``VectorValuedGP`` with the kernels and noise of a fitted BoTorch model.
+
+        A thin wrapper of ``botorch_mtucb.models.conversion.vector_valued_gp_from_model``
+        (see there for the models accepted, the zero prior mean and the noise used).
+
+        Example:
+            >>> import torch
+            >>> from botorch.models import SingleTaskGP
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.rand(6, 1, dtype=torch.float64)
+            >>> gp = SingleTaskGP(X, torch.cat([X.sin(), X.cos()], -1), outcome_transform=None)
+            >>> VectorValuedGP.from_model(gp).num_outputs
+            2
+        """
+        from botorch_mtucb.models.conversion import vector_valued_gp_from_model
+
+        return vector_valued_gp_from_model(model)
+
     # ------------------------------------------------------------------ properties
     @property
     def num_observations(self) -> int:
-        """The number of scalar observations ``M`` (``N n`` for full-vector data)."""
+        """The number of scalar observations ``M`` (``N n`` for full-vector data) of the
+        model's own data (not those of a batched ``condition_on_observations``)."""
         if self._full_vector:
             return self.train_Y.numel()
         return self.train_Y.shape[0]
@@ -272,6 +303,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             >>> round(float(model.information_gain()), 4)  # 1/2 log(1 + 1 / 1)
             0.3466
         """
+        self._require_core("information_gain")
         log_eta = math.log(self.regularization)
         if self._use_icm:
             t = self.train_X.shape[0]

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import torch
+from botorch.exceptions import BotorchWarning
 from torch import Tensor
 
 _NOT_NUMBERS = (str, bytes, bool, complex, np.bool_, np.complexfloating)
@@ -588,69 +590,6 @@ def check_unbatched_kernel(kernel: object) -> None:
         raise ValueError(f"kernel must not be batched, got batch_shape {kernel.batch_shape}")
 
 
-def check_exact_gp(model: object) -> tuple[Tensor, Tensor]:
-    """The raw ``t x d`` inputs and ``t`` targets of a single-output, unbatched exact GP
-    without outcome or input transform (a model whose data a confidence bound reads).
-
-    Example:
-        >>> import torch
-        >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.utils.checks import check_exact_gp
-        >>> X = torch.rand(4, 2, dtype=torch.float64)
-        >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
-        >>> [tuple(v.shape) for v in check_exact_gp(model)]
-        [(4, 2), (4,)]
-    """
-    if getattr(model, "outcome_transform", None) is not None:
-        raise ValueError(
-            "model has an outcome transform: the bound must see the raw observations "
-            "(paper 002 assumes y = f(x) + noise with ||f||_H <= B). Build the model "
-            "with outcome_transform=None, or use MartingaleMixtureBound(train_X, "
-            "train_Y, kernel, ...) directly"
-        )
-    if getattr(model, "input_transform", None) is not None:
-        raise ValueError(
-            "model has an input transform: build the model without it (the bound "
-            "evaluates the kernel on raw inputs), or use MartingaleMixtureBound(...) "
-            "directly on transformed inputs"
-        )
-    for attribute in ("train_inputs", "train_targets", "covar_module"):
-        if getattr(model, attribute, None) is None:
-            raise TypeError(
-                f"model must be a BoTorch exact GP with {attribute} (e.g. SingleTaskGP), "
-                f"got {type(model).__name__}"
-            )
-    if getattr(model, "num_outputs", 1) != 1:
-        raise ValueError(f"model must have one output, got {model.num_outputs}")
-    train_X = model.train_inputs[0]
-    train_y = model.train_targets
-    if train_X.dim() != 2 or train_y.dim() != 1:
-        raise ValueError(
-            "model must not be batched: expected train_inputs t x d and train_targets t, "
-            f"got {tuple(train_X.shape)} and {tuple(train_y.shape)}"
-        )
-    return train_X, train_y
-
-
-def homoskedastic_noise_std(model: object) -> float:
-    """The square root of a model's single likelihood noise variance.
-
-    Example:
-        >>> import torch
-        >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.utils.checks import homoskedastic_noise_std
-        >>> X = torch.rand(4, 2, dtype=torch.float64)
-        >>> model = SingleTaskGP(X, X.sum(-1, keepdim=True), outcome_transform=None)
-        >>> model.likelihood.noise = 0.04
-        >>> round(homoskedastic_noise_std(model), 6)
-        0.2
-    """
-    noise = model.likelihood.noise.detach().reshape(-1)
-    if noise.numel() != 1:
-        raise ValueError("the model's likelihood noise is not a single value; pass noise_std")
-    return math.sqrt(float(noise))
-
-
 def check_sum_of_squares(Y: Tensor, name: str) -> None:
     """``sum_i y_i^2`` of ``Y`` is finite in float64 (a least-squares radius such as
     paper 002's eq. (8) does not overflow).
@@ -819,7 +758,8 @@ def check_kernel_values(values: Tensor, inputs: Tensor, name: str) -> None:
     low, high = float(inputs.detach().min()), float(inputs.detach().max())
     raise ValueError(
         f"{name} is outside the range where the kernel is finite: the kernel values at "
-        f"{name} (entries in [{low:.3g}, {high:.3g}]) overflow {values.dtype} to NaN or inf. "
+        f"{name} (whose entries lie in [{low:.3g}, {high:.3g}]) overflow {values.dtype} to NaN "
+        "or inf. "
         f"The kernel's squared distances ||x - x'||^2 / lengthscale^2 (and inner products "
         f"x^T x') must stay below {info.max:.3g}: keep the inputs within about "
         f"{math.sqrt(info.max / dim) / 2:.3g} lengthscales of each other (d = {dim}), e.g. "
@@ -870,3 +810,66 @@ def check_candidates(X: object, dim: int | None = None) -> Tensor:
             f"got shape {tuple(X.shape)}"
         )
     return X
+
+
+def check_X_pending(X_pending: object, dim: int | None = None) -> Tensor | None:
+    """``X_pending``: ``None`` or an ``m x d`` floating tensor without NaN/inf.
+
+    Follows BoTorch's ``set_X_pending``: ``m`` points of dimension ``d`` chosen but
+    not yet evaluated (``m = 0`` means none). A tensor that requires a gradient is
+    detached with BoTorch's ``BotorchWarning`` (no gradient flows to pending points).
+
+    Args:
+        X_pending: ``None`` or the ``m x d`` pending points.
+        dim: The input dimension ``d`` if known (``None``: not checked here; the model
+            checks it when conditioned).
+
+    Returns:
+        ``None``, or ``X_pending`` detached.
+
+    Raises:
+        TypeError: If ``X_pending`` is neither ``None`` nor a real floating-point
+            tensor of ``float32`` / ``float64``.
+        ValueError: If it is not ``m x d`` (2 dimensions, ``d`` = ``dim``) or holds
+            NaN or inf.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_X_pending
+        >>> check_X_pending(torch.zeros(3, 2), dim=2).shape
+        torch.Size([3, 2])
+        >>> try:
+        ...     check_X_pending(torch.zeros(5, 1, 2), dim=2)
+        ... except ValueError as error:
+        ...     print(error)
+        X_pending must have shape m x 2 (m pending points of dimension d = 2), got shape (5, 1, 2)
+    """
+    if X_pending is None:
+        return None
+    shape = f"m x {'d' if dim is None else dim}"
+    if not isinstance(X_pending, Tensor):
+        raise TypeError(
+            f"X_pending must be None or a torch.Tensor of shape {shape}, "
+            f"got {type(X_pending).__name__}"
+        )
+    if not X_pending.is_floating_point():
+        raise TypeError(
+            f"X_pending must be a real floating-point tensor (float32 or float64) of shape "
+            f"{shape}, got dtype {X_pending.dtype}"
+        )
+    check_working_precision(X_pending, "X_pending")
+    described = "m pending points" + ("" if dim is None else f" of dimension d = {dim}")
+    if X_pending.dim() != 2 or (dim is not None and X_pending.shape[-1] != dim):
+        raise ValueError(
+            f"X_pending must have shape {shape} ({described}), got shape {tuple(X_pending.shape)}"
+        )
+    if not torch.isfinite(X_pending).all():
+        raise ValueError(f"X_pending must be finite (no NaN or inf), got {X_pending}")
+    if X_pending.requires_grad:
+        warnings.warn(
+            "Pending points require a gradient but the acquisition function will not "
+            "provide a gradient to these points.",
+            BotorchWarning,
+            stacklevel=3,
+        )
+    return X_pending.detach()

@@ -45,8 +45,9 @@ class CholeskyJitterWarning(UserWarning):
     to the diagonal of a matrix that is not numerically positive definite and issues a
     ``NumericalWarning``. When the matrix is ``K + lambda I`` with ``lambda`` the noise
     variance (or regularization) and the jitter is not small against ``lambda``, the
-    factor is that of ``K + (lambda + jitter) I``: posteriors, information gains and
-    every width computed from them are not the theorems'. This warning of the package's
+    factor is at best that of ``K + (lambda + jitter) I`` (in float32 round-off of the
+    same size changes it further): posteriors, information gains and every width
+    computed from them are not the theorems'. This warning of the package's
     own says so (it is a ``UserWarning``, so filtering GPyTorch's numerical warnings does
     not hide it); the fix is float64 data (``model.double()``, ``X.double()``).
 
@@ -114,17 +115,17 @@ def cholesky_factor(
         warnings.simplefilter("always", NumericalWarning)
         try:
             factor = psd_safe_cholesky(matrix)
-        except NotPSDError as error:
+        except NotPSDError:
             raise NotPSDError(
                 f"{what} is not positive definite, even with jitter: {advice}"
-            ) from error
+            ) from None
     jitter = float((factor.square().sum(-1) - matrix.diagonal(dim1=-2, dim2=-1)).amax())
     if regularization is not None and jitter > JITTER_TOLERANCE * regularization:
         warnings.warn(
             f"{what} needed jitter {jitter:.3g} on the diagonal of its Cholesky factor, "
             f"{jitter / regularization:.3g} times lambda = {regularization:.3g}: the "
             "posterior, the information gain and the widths computed from it are not the "
-            f"theorems' (they are those of lambda + jitter); {advice}",
+            f"theorems' (jitter and round-off of that size change them); {advice}",
             CholeskyJitterWarning,
             stacklevel=3,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from botorch.exceptions import UnsupportedError
 from botorch.models import ModelListGP, SingleTaskGP
 from gpytorch.kernels import RBFKernel
 
@@ -14,7 +15,7 @@ from botorch_mtucb.acquisition import (
     TaskConditionedLCB,
     TaskConditionedUCB,
 )
-from botorch_mtucb.acquisition.candidates import candidate_dimension
+from botorch_mtucb.acquisition.candidates import JointBatchError, candidate_dimension
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import LinearScalarization
@@ -58,6 +59,13 @@ def test_q_greater_than_one_and_wrong_shapes(name):
     for X, match in cases:
         with pytest.raises(ValueError, match=match):
             acqf(X.double())
+    # q > 1: BoTorch's UnsupportedError (also a ValueError), naming the sequential route
+    for X in (torch.rand(5, 3, D), torch.rand(4, D)):
+        with pytest.raises(UnsupportedError, match=r"q = 1 is required.*sequential=True"):
+            acqf(X.double())
+    with pytest.raises(ValueError) as error:
+        acqf(torch.rand(5, 0, D).double())
+    assert not isinstance(error.value, JointBatchError)  # q = 0 is a plain shape error
     with pytest.raises(TypeError, match=rf"X must be a torch.Tensor of shape {shape}, got list"):
         acqf([0.1, 0.2])
     if name != "TaskConditionedLCB":

@@ -6,6 +6,13 @@ import math
 
 import pytest
 import torch
+from botorch.acquisition.objective import (
+    ExpectationPosteriorTransform,
+    ScalarizedPosteriorTransform,
+)
+from botorch.exceptions import UnsupportedError
+from botorch.models import SingleTaskGP
+from botorch.models.transforms import Normalize
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 from gpytorch.kernels import MaternKernel, RBFKernel
 
@@ -34,7 +41,7 @@ def make_bound(dtype, kernel=None):
 @pytest.mark.parametrize("alphas", [None, [0.003, 0.01, 0.03], 0.01])
 def test_forward_is_the_upper_bound(dtype, alphas):
     bound = make_bound(dtype)
-    acqf = MartingaleMixtureUCB(bound, alphas)
+    acqf = MartingaleMixtureUCB(bound, alphas=alphas)
     X = torch.rand(5, 4, 1, 3, dtype=dtype)
     values = acqf(X)
     assert values.shape == (5, 4) and values.dtype == dtype
@@ -47,7 +54,7 @@ def test_forward_is_the_upper_bound(dtype, alphas):
 def test_optimize_acqf_beats_random_search(dtype, alphas):
     torch.manual_seed(0)  # BoTorch draws from the global generator (Boltzmann sampling)
     bound = make_bound(dtype, MaternKernel(nu=2.5))
-    acqf = MartingaleMixtureUCB(bound, alphas)
+    acqf = MartingaleMixtureUCB(bound, alphas=alphas)
     box = torch.tensor([[0.0] * 3, [1.0] * 3], dtype=dtype)
     # the exact bound is smooth in x (envelope theorem); the grid bound is a minimum of
     # five smooth functions, whose kinks can stop L-BFGS-B: more starting points
@@ -75,11 +82,17 @@ def test_optimize_acqf_discrete_picks_the_largest_bound(dtype):
 
 def test_bad_input():
     bound = make_bound(torch.float64)
-    with pytest.raises(TypeError, match="MartingaleMixtureBound"):
+    with pytest.raises(TypeError, match="or a MartingaleMixtureBound, got object"):
         MartingaleMixtureUCB(object())
+    with pytest.raises(TypeError, match="bound must be a MartingaleMixtureBound"):
+        MartingaleMixtureUCB.from_bound(object())
+    with pytest.raises(ValueError, match="delta, noise_std must not be given"):
+        MartingaleMixtureUCB(bound, delta=0.1, noise_std=0.2)
+    with pytest.raises(ValueError, match="'DMM', 'AMM'"):
+        MartingaleMixtureUCB(bound, alphas="CMM")
     for alphas in (0.0, [-1.0], float("inf")):
         with pytest.raises(ValueError, match="alphas"):
-            MartingaleMixtureUCB(bound, alphas)
+            MartingaleMixtureUCB(bound, alphas=alphas)
     acqf = MartingaleMixtureUCB(bound)
     with pytest.raises(ValueError, match=r"X must have shape batch_shape x 1 x 3: q = 1"):
         acqf(torch.rand(4, 2, 3, dtype=torch.float64))
@@ -87,7 +100,7 @@ def test_bad_input():
 
 def test_the_bound_is_not_stored_as_a_model():
     bound = make_bound(torch.float64)
-    acqf = MartingaleMixtureUCB(bound, [0.003, 0.01])
+    acqf = MartingaleMixtureUCB.from_bound(bound, [0.003, 0.01])
     assert acqf.bound is bound
     assert dict(acqf.named_children()) == {"bound": bound}
     assert not hasattr(acqf, "model")  # no non-Model under the name BoTorch reserves
@@ -97,7 +110,7 @@ def test_the_bound_is_not_stored_as_a_model():
 @pytest.mark.parametrize("alphas", [None, [0.003, 0.01, 0.03]])
 def test_to_moves_without_rounding_the_bound_or_the_grid(alphas):
     bound = make_bound(torch.float64)
-    acqf = MartingaleMixtureUCB(bound, alphas)
+    acqf = MartingaleMixtureUCB(bound, alphas=alphas)
     X = torch.rand(7, 1, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
     before = acqf(X)
     assert acqf.to(torch.float32) is acqf and acqf.to("cpu") is acqf
@@ -106,3 +119,87 @@ def test_to_moves_without_rounding_the_bound_or_the_grid(alphas):
         assert acqf.alphas.dtype == torch.float64 and acqf.alphas.tolist() == alphas
     assert torch.equal(acqf(X), before)
     assert acqf(X.float()).dtype == torch.float32
+
+
+# ------------------------------------------------------------- from a BoTorch model
+def fitted_gp(dtype, seed=0, t=15):
+    """A SingleTaskGP with Standardize (default) and Normalize, in user units."""
+    generator = torch.Generator().manual_seed(seed)
+    X = 4.0 * torch.rand(t, 3, generator=generator, dtype=torch.float64) + 1.0
+    Y = 200.0 + 30.0 * torch.sin(X[:, :1]) * torch.cos(X[:, 1:2]) + X[:, 2:3]
+    gp = SingleTaskGP(X.to(dtype), Y.to(dtype), input_transform=Normalize(3))
+    gp.covar_module.lengthscale = torch.tensor([0.4, 0.5, 0.6], dtype=dtype)
+    gp.likelihood.noise = torch.tensor(1e-3, dtype=dtype)
+    return gp.eval()
+
+
+@pytest.mark.parametrize("alphas", [None, "DMM", "AMM"])
+def test_from_a_model_equals_the_bound_of_the_model(dtype, alphas):
+    gp = fitted_gp(dtype)
+    acqf = MartingaleMixtureUCB(gp, delta=0.05, alphas=alphas)
+    bound = MartingaleMixtureBound.from_model(gp, delta=0.05)
+    assert acqf.model is gp and bound.rkhs_norm_bound == acqf.bound.rkhs_norm_bound
+    s = bound.base_alpha
+    expected_alphas = {None: None, "DMM": [m * s for m in (0.1, 0.3, 1, 3, 10)], "AMM": [s]}
+    if alphas is not None:
+        assert acqf.alphas.tolist() == pytest.approx(expected_alphas[alphas], rel=1e-12)
+    X = 4.0 * torch.rand(7, 1, 3, dtype=dtype) + 1.0
+    values = acqf(X)
+    assert values.dtype == dtype and values.shape == (7,)
+    torch.testing.assert_close(values, bound.upper(X.squeeze(-2), expected_alphas[alphas]))
+    assert bool((values > gp.posterior(X).mean.reshape(-1) - 1e-3).all())  # user units
+
+
+def test_posterior_transform_is_an_affine_map_of_the_objective():
+    gp = fitted_gp(torch.float64)
+    X = 4.0 * torch.rand(6, 1, 3, dtype=torch.float64) + 1.0
+    plain = MartingaleMixtureUCB(gp)
+    bound = plain.bound
+    minimize = MartingaleMixtureUCB(
+        gp, posterior_transform=ScalarizedPosteriorTransform(-torch.ones(1))
+    )
+    torch.testing.assert_close(minimize(X), -bound.lower(X.squeeze(-2)))  # UCB of -f
+    scaled = ScalarizedPosteriorTransform(torch.full((1,), 2.0), offset=3.0)
+    torch.testing.assert_close(
+        MartingaleMixtureUCB(gp, posterior_transform=scaled)(X), 3.0 + 2.0 * plain(X)
+    )
+    with pytest.raises(UnsupportedError):
+        MartingaleMixtureUCB(gp, posterior_transform=ExpectationPosteriorTransform(n_w=1))
+    with pytest.raises(ValueError, match="1 weights"):
+        MartingaleMixtureUCB(gp, posterior_transform=ScalarizedPosteriorTransform(torch.ones(2)))
+
+
+def test_pending_points_follow_gp_bucb():
+    gp = fitted_gp(torch.float64)
+    X = 4.0 * torch.rand(6, 1, 3, dtype=torch.float64) + 1.0
+    pending = 4.0 * torch.rand(2, 3, dtype=torch.float64) + 1.0
+    acqf = MartingaleMixtureUCB(gp, X_pending=pending)
+    torch.testing.assert_close(acqf(X), acqf.bound.upper(X.squeeze(-2), X_pending=pending))
+    assert bool((acqf(X) <= MartingaleMixtureUCB(gp)(X) + 1e-12).all())
+    acqf.set_X_pending(None)
+    torch.testing.assert_close(acqf(X), MartingaleMixtureUCB(gp)(X))
+    for bad, error in [(pending[:, :2], ValueError), (pending.unsqueeze(0), ValueError),
+                       (torch.full((1, 3), float("nan"), dtype=torch.float64), ValueError),
+                       ("x", TypeError)]:  # fmt: skip
+        with pytest.raises(error, match="X_pending"):
+            acqf.set_X_pending(bad)
+
+
+def test_batches_of_distinct_points():
+    torch.manual_seed(0)
+    gp = fitted_gp(torch.float64)
+    acqf = MartingaleMixtureUCB(gp, alphas="AMM")
+    box = torch.tensor([[1.0] * 3, [5.0] * 3], dtype=torch.float64)
+    batch, _ = optimize_acqf(acqf, box, q=3, num_restarts=2, raw_samples=32, sequential=True)
+    assert batch.shape == (3, 3) and torch.cdist(batch, batch).add(torch.eye(3)).min() > 1e-3
+    assert acqf.X_pending is None  # BoTorch restores the acquisition's pending points
+    choices = (
+        4.0 * torch.rand(40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+        + 1.0
+    )
+    picked, _ = optimize_acqf_discrete(acqf, q=3, choices=choices)
+    assert len({tuple(row.tolist()) for row in picked}) == 3
+    first, _ = optimize_acqf_discrete(acqf, q=1, choices=choices)
+    assert torch.equal(picked[0], first[0])  # the first point is the plain bound's maximizer
+    with pytest.raises(ValueError, match="q = 1 is required"):
+        optimize_acqf(acqf, box, q=3, num_restarts=2, raw_samples=32, sequential=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from botorch.models import ModelListGP, MultiTaskGP, SingleTaskGP
+from botorch.models import KroneckerMultiTaskGP, ModelListGP, MultiTaskGP, SingleTaskGP
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 from cases import NUM_TASKS, build_case, tolerances
 from gpytorch.kernels import RBFKernel
@@ -231,3 +231,44 @@ def test_largest_eigenvalue_sqrt_refuses_half_precision():
     expected = torch.tensor([2.0, 3.0])  # sqrt of the largest eigenvalue, float32 kept
     covariance = torch.stack([torch.diag(torch.tensor([4.0, 1.0])), 9.0 * torch.eye(2)])
     torch.testing.assert_close(largest_eigenvalue_sqrt(covariance), expected)
+
+
+def test_weights_as_a_tensor_are_a_linear_scalarization(dtype):
+    model = build_case("icm", dtype).build()
+    weights = torch.tensor(WEIGHTS, dtype=dtype)
+    X = torch.rand(4, 1, 2, dtype=dtype)
+    from_tensor = ScalarizedMultiTaskUCB(model, weights, 1.3)
+    assert isinstance(from_tensor.scalarization, LinearScalarization)
+    torch.testing.assert_close(
+        from_tensor(X), ScalarizedMultiTaskUCB(model, LinearScalarization(weights), 1.3)(X)
+    )
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        ScalarizedMultiTaskUCB(model, -weights, 1.0)
+    with pytest.raises(TypeError, match="or a tensor of linear weights, got list"):
+        ScalarizedMultiTaskUCB(model, WEIGHTS, 1.0)
+
+
+def test_from_model_computes_mt_kb_width():
+    """from_model(model, ...) == the constructor with mt_kb_width(model, ...): the
+    package's VectorValuedGP and fitted-hyperparameter BoTorch models (noise_std=None:
+    the likelihood's noise)."""
+    model = build_case("icm", torch.float64).build()
+    s = LinearScalarization(torch.tensor(WEIGHTS, dtype=torch.float64))
+    acqf = ScalarizedMultiTaskUCB.from_model(
+        model, s, rkhs_norm_bound=2.0, delta=0.1, noise_std=0.2
+    )
+    expected = mt_kb_width(model, rkhs_norm_bound=2.0, noise_std=0.2, delta=0.1)
+    assert float(acqf.width) == float(expected) > 2.0
+    X = torch.rand(3, 1, 2, dtype=torch.float64)
+    torch.testing.assert_close(acqf(X), ScalarizedMultiTaskUCB(model, s, expected)(X))
+    train_X = torch.rand(8, 2, dtype=torch.float64)
+    Y = torch.cat([train_X.sin(), train_X.cos()[:, :1]], -1)
+    for gp in (SingleTaskGP(train_X, Y), KroneckerMultiTaskGP(train_X, Y)):
+        acqf = ScalarizedMultiTaskUCB.from_model(gp, torch.tensor(WEIGHTS), 1.0, delta=0.05)
+        assert float(acqf.width) == float(mt_kb_width(gp, rkhs_norm_bound=1.0, delta=0.05))
+        pending = ScalarizedMultiTaskUCB.from_model(
+            gp, torch.tensor(WEIGHTS), 1.0, delta=0.05, X_pending=train_X[:2]
+        )
+        assert pending.X_pending.shape == (2, 2) and pending.pending_model is not None
+    with pytest.raises(ValueError, match="delta"):
+        ScalarizedMultiTaskUCB.from_model(model, s, rkhs_norm_bound=1.0, delta=1.5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from botorch.models import SingleTaskGP
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
 from gpytorch.kernels import RBFKernel
 
@@ -131,3 +132,23 @@ def test_accepted_width_and_task_types(cls, dtype):
             acqf = cls(model, task, width)
             assert acqf.task == 2 and isinstance(acqf.task, int)
             torch.testing.assert_close(acqf(Xq), reference)
+
+
+def test_batched_multi_output_single_task_gp():
+    """A SingleTaskGP with 3 outputs (batched internally): BoTorch's posterior fails for
+    one output index ("Must provide at least 2 MVNs"); the UCB reads output ``task`` of
+    the posterior over all outputs, in the user's units (Standardize), with gradients."""
+    torch.manual_seed(0)
+    X = torch.rand(10, 2, dtype=torch.float64)
+    Y = torch.stack([X.sum(-1), 10.0 * X[:, 0].sin(), X.prod(-1) - 3.0], -1)
+    model = SingleTaskGP(X, Y).eval()
+    Xq = torch.rand(6, 1, 2, dtype=torch.float64, requires_grad=True)
+    posterior = model.posterior(Xq)
+    for task in range(3):
+        mean, std = posterior.mean[:, 0, task], posterior.variance[:, 0, task].sqrt()
+        ucb = TaskConditionedUCB(model, task, 1.7)(Xq)
+        lcb = TaskConditionedLCB(model, task, 1.7)(Xq)
+        torch.testing.assert_close(ucb, mean + 1.7 * std)
+        torch.testing.assert_close(lcb, mean - 1.7 * std)
+    TaskConditionedUCB(model, 2, 1.7)(Xq).sum().backward()
+    assert torch.isfinite(Xq.grad).all() and Xq.grad.abs().sum() > 0

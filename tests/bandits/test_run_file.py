@@ -276,3 +276,26 @@ def test_run_file_api(tmp_path):
     with pytest.raises(FileNotFoundError) as error:
         write_atomically(tmp_path / "missing" / "x", b"")
     assert error.value.filename == str(tmp_path / "missing" / "x")
+
+
+@pytest.mark.parametrize(
+    "change",
+    (
+        {"regret": float("nan")},
+        {"regret": float("inf")},
+        {"y": [float("nan")]},
+        {"x": [0.1, 0.2, 0.3]},  # another length than round 1's
+        {"y": [0.0, 1.0, 2.0, 3.0, 4.0]},
+        {"x": [float("nan")]},
+    ),
+)
+def test_a_round_with_non_finite_or_misshapen_values_is_recomputed(finished, reference, change):
+    """From the fresh-user pass: a round holding NaN, or an x / y of the wrong length, was
+    accepted (NaN regrets reached the summary; a wrong x failed deep in torch). It is now
+    damage like a garbage line: named, kept aside and recomputed."""
+    path, lines = finished
+    row = {**json.loads(lines[4]), **change}  # round 4
+    path.write_text("".join(lines[:4] + [json.dumps(row) + "\n"] + lines[5:]))
+    with pytest.warns(RunFileWarning, match=f"{path}, line 5 is not a round"):
+        records = run(HORIZON, path)
+    assert comparable(records) == reference

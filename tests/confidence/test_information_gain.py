@@ -9,6 +9,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from botorch.models import ModelListGP, SingleTaskGP
+from botorch_models import CASE_NAMES as BOTORCH_CASES
+from botorch_models import build_botorch_case, numpy_gain
 from cases import CASES, build_case, tolerances
 from gpytorch.kernels import LinearKernel, RBFKernel
 from oracles import se_kernel
@@ -19,6 +22,7 @@ from botorch_mtucb.confidence import (
     information_gain,
     information_gain_increment,
     multitask_information_gain,
+    observation_information_gain,
     single_task_information_gains,
     task_effective_dimensions,
     task_kernel_matrix,
@@ -241,3 +245,83 @@ def test_boolean_task_indices_are_refused():
     tasks = torch.tensor([True, False, True, False])
     with pytest.raises(TypeError, match="train_tasks must hold integer task indices"):
         multitask_information_gain(X, tasks, RBFKernel().double(), 2, 1.0, 0.5)
+
+
+# ------------------------------------------------- BoTorch models (issue 10, item 2)
+@pytest.mark.parametrize("name", BOTORCH_CASES)
+def test_information_gain_of_a_botorch_model_matches_numpy(name, dtype):
+    """1/2 log det(I + Sigma^{-1/2} K Sigma^{-1/2}) with K and Sigma built with NumPy from
+    the hyperparameters (per-task, per-point and correlated task noise included), summed
+    over independent outputs."""
+    case = build_botorch_case(name, dtype)
+    gain = information_gain(case.model)
+    assert gain.shape == () and gain.dtype == dtype and not gain.requires_grad
+    np.testing.assert_allclose(float(gain), numpy_gain(case.groups), **tolerances(dtype))
+
+
+def test_information_gain_of_a_batched_model(dtype):
+    """A batch of 3 two-output SingleTaskGPs (per-output, per-batch lengthscales and
+    noise): one gain per batch element; a ModelListGP adds its models' gains."""
+    g = torch.Generator().manual_seed(11)
+    X = torch.rand(3, 6, 2, generator=g, dtype=torch.float64)
+    Y = torch.randn(3, 6, 2, generator=g, dtype=torch.float64)
+    model = SingleTaskGP(X.to(dtype), Y.to(dtype))
+    model.covar_module.lengthscale = torch.rand(3, 2, 1, 2, generator=g, dtype=torch.float64) + 0.2
+    model.likelihood.noise = torch.rand(3, 2, 1, generator=g, dtype=torch.float64) / 10 + 0.01
+    gain = information_gain(model)
+    assert gain.shape == (3,) and gain.dtype == dtype
+    ell, noise = _np(model.covar_module.lengthscale), _np(model.likelihood.noise)
+    expected = [
+        sum(
+            0.5
+            * np.linalg.slogdet(
+                np.eye(6) + se_kernel(ell[b, i, 0])(X[b].numpy(), X[b].numpy()) / noise[b, i, 0]
+            )[1]
+            for i in range(2)
+        )
+        for b in range(3)
+    ]
+    np.testing.assert_allclose(_np(gain), expected, **tolerances(dtype))
+    single = SingleTaskGP(X[0].to(dtype), Y[0, :, :1].to(dtype))
+    listed = ModelListGP(model, single)
+    np.testing.assert_allclose(
+        _np(information_gain(listed)), _np(gain + information_gain(single)), rtol=1e-6
+    )
+
+
+def test_observation_information_gain_matches_numpy(dtype):
+    rng = np.random.default_rng(4)
+    K = _kernel_matrices((), 5, rng)
+    A = rng.normal(size=(5, 5))
+    Sigma = A @ A.T / 5 + 0.1 * np.eye(5)  # correlated noise
+    expected = 0.5 * (np.linalg.slogdet(K + Sigma)[1] - np.linalg.slogdet(Sigma)[1])
+    value = observation_information_gain(
+        torch.tensor(K, dtype=dtype), torch.tensor(Sigma, dtype=dtype)
+    )
+    np.testing.assert_allclose(float(value), expected, **tolerances(dtype))
+    diagonal = np.diag(rng.uniform(0.1, 1.0, size=5))
+    value = observation_information_gain(
+        torch.tensor(K, dtype=dtype), torch.tensor(diagonal, dtype=dtype)
+    )
+    expected = 0.5 * (np.linalg.slogdet(K + diagonal)[1] - np.linalg.slogdet(diagonal)[1])
+    np.testing.assert_allclose(float(value), expected, **tolerances(dtype))
+    eta = 0.3 * torch.eye(5, dtype=dtype)
+    np.testing.assert_allclose(
+        float(observation_information_gain(torch.tensor(K, dtype=dtype), eta)),
+        float(information_gain(torch.tensor(K, dtype=dtype), 0.3)),
+        **tolerances(dtype),
+    )
+
+
+def test_information_gain_of_a_model_bad_input():
+    case = build_botorch_case("single")
+    with pytest.raises(ValueError, match="regularization must be None"):
+        information_gain(case.model, 0.1)
+    with pytest.raises(ValueError, match="positive definite"):
+        observation_information_gain(torch.eye(2), torch.diag(torch.tensor([1.0, 0.0])))
+    with pytest.raises(ValueError, match="positive definite"):
+        observation_information_gain(torch.eye(2), torch.ones(2, 2))
+    with pytest.raises(ValueError, match="noise_covariance must be M x M"):
+        observation_information_gain(torch.eye(2), torch.eye(3))
+    vector = build_case("icm", torch.float64).build()  # the package's own: its own value
+    assert torch.equal(information_gain(vector), vector.information_gain())

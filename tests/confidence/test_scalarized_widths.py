@@ -12,16 +12,24 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from botorch.models import SingleTaskGP
+from botorch_models import CASE_NAMES as BOTORCH_CASES
+from botorch_models import build_botorch_case, numpy_gain
 from cases import CASES, ETA, build_case, tolerances
 from gpytorch.kernels import RBFKernel
 
 from botorch_mtucb.confidence import (
+    information_gain,
     mt_bkb_accuracy,
     mt_bkb_width,
     mt_kb_width,
     sketch_distortion,
 )
-from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
+from botorch_mtucb.models import (
+    NystromVectorValuedGP,
+    VectorValuedGP,
+    vector_valued_gp_from_model,
+)
 from botorch_mtucb.utils.linalg import CholeskyJitterWarning
 
 
@@ -188,3 +196,49 @@ def test_float32_jitter_beyond_the_noise_is_reported_at_the_width():
         else:
             assert ours and "use float64" in str(ours[0].message)
     assert gains[torch.float32] > 2 * gains[torch.float64]  # what the warning is about
+
+
+# ------------------------------------------------- BoTorch models (issue 10, item 2)
+@pytest.mark.parametrize("name", BOTORCH_CASES)
+@pytest.mark.parametrize("noise_std", (None, 0.3))
+def test_mt_kb_width_of_a_botorch_model(name, noise_std, dtype):
+    """b + c sqrt(2 log(1/delta) + 2 gamma), gamma from the NumPy K and Sigma, c = 1 for
+    the likelihood's own noise and sigma / sqrt(lambda_min(Sigma)) for a given sigma."""
+    case = build_botorch_case(name, dtype)
+    b, delta = 0.8, 0.05
+    width = mt_kb_width(case.model, b, noise_std=noise_std, delta=delta)
+    assert width.shape == () and width.dtype == dtype
+    if noise_std is None:
+        scale = 1.0
+    else:
+        floor = min(np.linalg.eigvalsh(Sigma).min() for _, Sigma in case.groups)
+        scale = noise_std / math.sqrt(floor)
+    expected = b + scale * math.sqrt(2 * math.log(1 / delta) + 2 * numpy_gain(case.groups))
+    np.testing.assert_allclose(float(width), expected, **tolerances(dtype))
+
+
+@pytest.mark.parametrize("name", ("kronecker", "two_outputs", "list_own_inputs", "multitask"))
+def test_one_noise_level_gives_theorem_2_of_the_converted_model(name):
+    """With one noise variance eta the BoTorch route is Theorem 2 with that eta: the same
+    width as the VectorValuedGP converted from the model."""
+    model = build_botorch_case(name, equal_noise=True).model
+    converted = vector_valued_gp_from_model(model)
+    for sigma in (None, 0.2):
+        ours = mt_kb_width(model, 1.5, sigma, 0.1)
+        theirs = mt_kb_width(converted, 1.5, sigma, 0.1)
+        assert float(ours) == pytest.approx(float(theirs), rel=1e-9)
+
+
+def test_mt_kb_width_of_a_batched_model_and_defaults():
+    g = torch.Generator().manual_seed(2)
+    X = torch.rand(3, 6, 2, generator=g, dtype=torch.float64)
+    model = SingleTaskGP(X, torch.randn(3, 6, 2, generator=g, dtype=torch.float64))
+    width = mt_kb_width(model, 1.0, delta=0.1)
+    assert width.shape == (3,)
+    gains = information_gain(model)
+    torch.testing.assert_close(width, 1.0 + torch.sqrt(2 * math.log(10) + 2 * gains))
+    vector = build_case("icm", torch.float64).build()  # noise_std=None: sigma^2 = eta
+    expected = 1.0 + math.sqrt(2 * math.log(10) + 2 * float(vector.information_gain()))
+    assert float(mt_kb_width(vector, 1.0, delta=0.1)) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(TypeError, match="^delta must be"):
+        mt_kb_width(model, 1.0)

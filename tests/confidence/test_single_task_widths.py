@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from gpytorch.kernels import MaternKernel, RBFKernel
+from botorch.models import ModelListGP, SingleTaskGP
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 
 from botorch_mtucb.confidence import (
     MartingaleMixtureBound,
@@ -171,3 +172,95 @@ def test_igp_ucb_number_of_observations_must_be_an_int(t):
     eta = 0.1  # an int t gives the formula's value
     expected = B + SIGMA * math.sqrt(2.0 + 10 * eta + 2 * math.log(1 / DELTA))
     assert float(igp_ucb_width(1.0, 10, B, SIGMA, DELTA, eta)) == pytest.approx(expected, rel=1e-14)
+
+
+# ------------------------------------------------------------- widths of BoTorch models
+def fitted_model(dtype=torch.float64, m=1, noise=0.02, fixed=False, seed=0):
+    """A SingleTaskGP (Standardize by default) with set hyperparameters, in user units."""
+    generator = torch.Generator().manual_seed(seed)
+    X = torch.rand(20, 2, generator=generator, dtype=torch.float64)
+    Y = torch.cat(
+        [10.0 + (k + 1) * torch.sin(5 * X.sum(-1, keepdim=True) + k) for k in range(m)], -1
+    )
+    Yvar = torch.full_like(Y, noise) if fixed else None
+    model = SingleTaskGP(X.to(dtype), Y.to(dtype), None if Yvar is None else Yvar.to(dtype))
+    model.covar_module.lengthscale = torch.tensor(0.3, dtype=dtype)
+    if not fixed:
+        model.likelihood.noise = torch.tensor(noise, dtype=dtype)
+    return model, X, Y
+
+
+def dense_gain(X, lengthscale, regularization):
+    """1/2 log det(I + K / lambda) with the RBF kernel, transcribed."""
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1) / lengthscale**2)
+    return 0.5 * np.linalg.slogdet(np.eye(len(X)) + K / regularization)[1]
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_widths_of_a_single_output_model_match_the_dense_formula(dtype, fixed):
+    model, X, Y = fitted_model(dtype, fixed=fixed)
+    std = float(Y.std())
+    lam = 0.02 / std**2 if fixed else 0.02  # fixed noise is divided by the std squared
+    gamma = dense_gain(X.numpy(), 0.3, lam)
+    t, eta = 20, 0.1
+    tol = 1e-9 if dtype == torch.float64 else 1e-4
+    ay = ay_gp_ucb_width(model, rkhs_norm_bound=B, delta=DELTA)
+    assert ay.shape == () and ay.dtype == torch.float64
+    assert float(ay) == pytest.approx(B + math.sqrt(2 * gamma + 2 * math.log(1 / DELTA)), rel=tol)
+    igp = igp_ucb_width(model, rkhs_norm_bound=B, noise_std=0.3, delta=DELTA, eta=eta)
+    expected = B + 0.3 * math.sqrt((1 + eta) / lam) * math.sqrt(
+        2 * gamma + t * eta + 2 * math.log(1 / DELTA)
+    )
+    assert float(igp) == pytest.approx(expected, rel=tol)
+    default_eta = igp_ucb_width(model, rkhs_norm_bound=B, delta=DELTA)  # eta = 2 / t
+    expected = B + math.sqrt(1 + 2 / t) * math.sqrt(2 * gamma + 2 + 2 * math.log(1 / DELTA))
+    assert float(default_eta) == pytest.approx(expected, rel=tol)
+
+
+def test_igp_from_a_model_is_igp_for_the_rescaled_kernel():
+    """mu + beta rho_lambda (model route) = mu' + beta' rho'_{1+eta} for k' = (1+eta) k / lambda
+    and B' = sqrt(lambda / (1 + eta)) B (Chowdhury & Gopalan's theorem as stated)."""
+    lam, eta = 0.02, 0.3
+    model, X, Y = fitted_model(noise=lam, fixed=False)
+    model.likelihood.noise = torch.tensor(lam, dtype=torch.float64)
+    model.mean_module.constant = torch.tensor(0.0, dtype=torch.float64)
+    kernel = RBFKernel().to(torch.float64)
+    kernel.lengthscale = torch.tensor(0.3, dtype=torch.float64)
+    Yt = (Y - Y.mean()) / Y.std()
+    test_X = torch.rand(8, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    mean, rho = dense_mean_std(kernel, X, Yt, test_X, lam)
+    width = float(igp_ucb_width(model, rkhs_norm_bound=B, noise_std=SIGMA, delta=DELTA, eta=eta))
+    scaled = ScaleKernel(kernel).to(torch.float64)
+    scaled.outputscale = torch.tensor((1 + eta) / lam, dtype=torch.float64)
+    mean2, rho2 = dense_mean_std(scaled, X, Yt, test_X, 1 + eta)
+    K2 = (1 + eta) / lam * kernel(X, X).to_dense().detach()
+    gamma2 = information_gain(K2, 1 + eta)
+    beta2 = float(igp_ucb_width(gamma2, 20, math.sqrt(lam / (1 + eta)) * B, SIGMA, DELTA, eta))
+    np.testing.assert_allclose(mean + width * rho, mean2 + beta2 * rho2, rtol=1e-9)
+
+
+def test_one_width_per_output():
+    batched, X, Y = fitted_model(m=2)
+    single, *_ = fitted_model(seed=1)
+    widths = ay_gp_ucb_width(ModelListGP(batched, single), rkhs_norm_bound=B, delta=DELTA)
+    assert widths.shape == (3,)
+    assert float(widths[2]) == pytest.approx(float(ay_gp_ucb_width(single, B, delta=DELTA)))
+    gamma = dense_gain(X.numpy(), 0.3, 0.02)  # both outputs: same inputs, kernel and noise
+    expected = B + math.sqrt(2 * gamma + 2 * math.log(1 / DELTA))
+    assert widths[:2].tolist() == pytest.approx([expected, expected], rel=1e-9)
+    assert igp_ucb_width(batched, rkhs_norm_bound=B, delta=DELTA, eta=0.1).shape == (2,)
+
+
+def test_model_route_errors():
+    model, *_ = fitted_model()
+    with pytest.raises(ValueError, match="num_observations is read from the model"):
+        igp_ucb_width(model, 10, B, SIGMA, DELTA, 0.1)
+    with pytest.raises(ValueError, match="regularization is read from the model"):
+        ay_gp_ucb_width(model, B, SIGMA, DELTA, 0.1)
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(6, 1, generator=generator, dtype=torch.float64)
+    unequal = SingleTaskGP(X, X.sin(), train_Yvar=0.01 + X.square())
+    with pytest.raises(ValueError, match="heteroskedastic"):
+        ay_gp_ucb_width(unequal, B, delta=DELTA)
+    with pytest.raises(TypeError, match="rkhs_norm_bound must be"):
+        ay_gp_ucb_width(model, delta=DELTA)

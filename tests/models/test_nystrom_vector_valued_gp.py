@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import torch
+from botorch.exceptions.errors import UnsupportedError
 from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import RBFKernel
@@ -460,3 +461,128 @@ def test_inputs_that_overflow_the_kernel_are_refused(kind, name, chunk_size):
     torch.testing.assert_close(model.posterior(case.train_X).mean, before, rtol=0, atol=0)
     with pytest.raises(ValueError, match=r"^X is outside the range where the kernel is finite"):
         model.posterior(1e300 * case.train_X)
+
+
+# ------------------------------------ BoTorch model API: conditioning, fantasies
+def _gaussian_conditioning(mean, covariance, q, index, values, noise):
+    """Condition joint moments (test points first, then the observed points; interleaved
+    ``a * n + i``) on observations ``values`` at positions ``q n + index``."""
+    n = mean.shape[-1]
+    flat, test = mean.reshape(-1), q * n
+    obs = test + np.asarray(index)
+    S = covariance[np.ix_(obs, obs)] + np.diag(noise)
+    cross = covariance[np.ix_(np.arange(test), obs)]
+    conditioned_mean = flat[:test] + cross @ np.linalg.solve(S, values - flat[obs])
+    conditioned = covariance[:test, :test] - cross @ np.linalg.solve(S, cross.T)
+    return conditioned_mean.reshape(q, n), conditioned
+
+
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")  # sqrtm of singular G~
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ("icm", "sum"))
+def test_batched_conditioning_conditions_the_sketched_posterior(name, kind, dtype):
+    """Batched rows (and noise) keep the dictionary and condition the sketched GP
+    (mu~_t, Gamma~_t) exactly: the dense sketch at test and new points, then the dense
+    Gaussian conditioning."""
+    case = build_case(name, dtype, task_indexed=kind == "indexed", num_rows=24, seed=4)
+    model = _sketch(case, accuracy=1.0, seed=3)
+    assert 0 < model.dictionary_size < 24
+    generator = torch.Generator().manual_seed(8)
+    X_new = torch.rand(2, 2, 2, generator=generator, dtype=torch.float64).to(dtype)
+    Y_new = torch.randn(3, 1, 2, NUM_TASKS, generator=generator, dtype=torch.float64).to(dtype)
+    noise = torch.tensor([[0.05, 0.1, 0.4]], dtype=dtype)
+    conditioned = model.condition_on_observations(X_new, Y_new, noise=noise)
+    assert isinstance(conditioned, NystromVectorValuedGP) and conditioned.batch_shape == (3, 2)
+    assert torch.equal(conditioned.dictionary, model.dictionary)
+    assert conditioned.num_resamplings == model.num_resamplings
+    X = _test_points(dtype, q=2)
+    posterior = conditioned.posterior(X)
+    tol = {"rtol": 1e-6, "atol": 1e-6} if dtype == torch.float64 else {"rtol": 3e-2, "atol": 3e-2}
+    index = (np.arange(2)[:, None] * NUM_TASKS + np.arange(NUM_TASKS)).reshape(-1)
+    for f, b in np.ndindex(3, 2):
+        joint = np.concatenate([_np(X), _np(X_new[b])])
+        mean, covariance = dense_sketch(
+            case.oracle,
+            _np(case.train_X),
+            _np(case.train_Y),
+            case.tasks_numpy(),
+            model.dictionary.numpy(),
+            _np(model.inclusion_probabilities),
+            joint,
+            rtol=PSEUDO_INVERSE_RTOL[dtype],
+        )
+        values, levels = _np(Y_new[f, 0]).reshape(-1), np.tile(_np(noise)[0], 2)
+        expected = _gaussian_conditioning(mean, covariance, 2, index, values, levels)
+        np.testing.assert_allclose(_np(posterior.mean[f, b]), expected[0], **tol)
+        np.testing.assert_allclose(
+            _np(posterior.distribution.covariance_matrix[f, b]), expected[1], **tol
+        )
+
+
+def test_dictionary_redraw_choice_and_errors():
+    case = build_case("icm", torch.float64, num_rows=10)
+    model = _sketch(case, accuracy=2.0)
+    X, Y = case.train_X[:2], case.train_Y[:2]
+    redrawn = model.condition_on_observations(X, Y)  # Algorithm 2
+    assert redrawn.num_resamplings == model.num_resamplings + 1 and redrawn.batch_shape == ()
+    kept = model.condition_on_observations(X, Y, resample_dictionary=False)
+    assert kept.num_resamplings == model.num_resamplings and torch.equal(
+        kept.dictionary, model.dictionary
+    )
+    assert kept.train_X.shape[0] == 10  # the sketch's own rows
+    with pytest.raises(UnsupportedError, match="resample_dictionary=False"):
+        model.condition_on_observations(X.unsqueeze(0), Y.unsqueeze(0), resample_dictionary=True)
+    with pytest.raises(UnsupportedError, match="resample_dictionary=False"):
+        model.condition_on_observations(
+            X, Y, noise=torch.full_like(Y, 0.5), resample_dictionary=True
+        )
+    with pytest.raises(ValueError, match="generator is used only"):
+        model.condition_on_observations(
+            X.unsqueeze(0), Y.unsqueeze(0), generator=torch.Generator().manual_seed(0)
+        )
+    with pytest.raises(UnsupportedError, match="conditioned"):
+        kept.append_observations(X, Y)
+
+
+def test_fantasies_subset_output_knowledge_gradient_and_to():
+    from botorch.acquisition import qKnowledgeGradient, qNegIntegratedPosteriorVariance
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+    from botorch.optim import optimize_acqf
+    from botorch.sampling import SobolQMCNormalSampler
+
+    case = build_case("sum", torch.float64, num_rows=12, seed=2)
+    model = _sketch(case, accuracy=1.5)
+    X = _test_points(torch.float64, q=3)
+    sub = model.subset_output([1])
+    assert sub.num_outputs == 1
+    assert torch.equal(sub.posterior(X).mean, model.posterior(X, output_indices=[1]).mean)
+    fantasy = model.fantasize(X[:2].unsqueeze(0), SobolQMCNormalSampler(torch.Size([4])))
+    assert fantasy.batch_shape == (4, 1) and fantasy.posterior(X).mean.shape == (4, 1, 3, 3)
+    # the fantasies' variance is that of the sketched GP conditioned on X[:2] with eta
+    noisy = model.posterior(torch.cat([X, X[:2]]), observation_noise=False)
+    covariance = _np(noisy.distribution.covariance_matrix)
+    index = np.arange(2 * NUM_TASKS)
+    expected = _gaussian_conditioning(
+        _np(noisy.mean), covariance, 3, index, _np(noisy.mean[3:]).reshape(-1), np.full(6, ETA)
+    )
+    np.testing.assert_allclose(
+        _np(fantasy.posterior(X).distribution.covariance_matrix[0, 0]), expected[1], atol=1e-10
+    )
+    transform = ScalarizedPosteriorTransform(torch.tensor([1.0, -0.5, 0.2], dtype=torch.float64))
+    bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    for acqf in (
+        qKnowledgeGradient(model, num_fantasies=4, posterior_transform=transform),
+        qNegIntegratedPosteriorVariance(model, X, posterior_transform=transform),
+    ):
+        candidate, value = optimize_acqf(
+            acqf, bounds, q=1, num_restarts=2, raw_samples=6, options={"maxiter": 5}
+        )
+        assert candidate.shape == (1, 2) and torch.isfinite(value)
+    before = model.posterior(X)
+    model.to(torch.float32)
+    assert all(
+        b.dtype == torch.float32 for b in model.buffers() if b is not None and b.is_floating_point()
+    )
+    after = model.to(torch.float64).posterior(X)
+    torch.testing.assert_close(after.mean, before.mean, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(after.variance, before.variance, rtol=1e-4, atol=1e-4)

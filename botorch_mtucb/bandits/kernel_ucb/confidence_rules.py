@@ -87,8 +87,8 @@ class MartingaleMixtureRule:
         self.alphas = alphas
 
     def acquisition(self) -> MartingaleMixtureUCB:
-        """``MartingaleMixtureUCB(bound, alphas)``."""
-        return MartingaleMixtureUCB(self.bound, self.alphas)
+        """``MartingaleMixtureUCB.from_bound(bound, alphas)``."""
+        return MartingaleMixtureUCB.from_bound(self.bound, self.alphas)
 
     def update(self, X: Tensor, Y: Tensor) -> None:
         """Append ``(X, Y)`` to the bound (``O(t^2)`` per observation)."""

@@ -2,10 +2,13 @@
 
 ``radius`` (eq. (8) and Cor. 4.3), ``alpha_search`` (the dual of eq. (12)),
 ``gram_cache`` (the Cholesky factors of ``K_t + alpha I``, Appendix E.2), ``emptiness``
-(the empty-set test of Lemma 4.2 and its error) and ``bound`` (``MartingaleMixtureBound``).
+(the empty-set test of Lemma 4.2 and its error), ``norm_choice`` (a norm bound chosen
+from the data, for BoTorch models), ``hallucination`` (pending points, GP-BUCB) and
+``bound`` (``MartingaleMixtureBound``).
 """
 
 from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.emptiness import EmptyConfidenceSetError
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 
-__all__ = ["EmptyConfidenceSetError", "MartingaleMixtureBound"]
+__all__ = ["EmptyConfidenceSetError", "MartingaleMixtureBound", "choose_rkhs_norm_bound"]

@@ -80,6 +80,9 @@ class SpectralDual:
         signed_projection: ``sign * v * z`` (``N x t``; ``sign = -1`` for lower bounds).
         squared_projection: ``v^2`` (``N x t``).
         prior_variance: ``k(x, x)`` (``N``).
+        variance_eigenvalues: The spectrum that ``squared_projection`` refers to, if
+            not that of ``K_t`` (the variance of ``rho_alpha`` on more inputs than the
+            data, e.g. pending points hallucinated as in GP-BUCB); ``None``: ``K_t``'s.
 
     Example:
         >>> import torch
@@ -103,8 +106,10 @@ class SpectralDual:
         signed_projection: Tensor,
         squared_projection: Tensor,
         prior_variance: Tensor,
+        variance_eigenvalues: Tensor | None = None,
     ) -> None:
         self.spectrum = spectrum
+        self.variance_eigenvalues = variance_eigenvalues
         self.radius_sq = radius_sq
         self.rkhs_norm_bound = rkhs_norm_bound
         self.signed_projection = signed_projection
@@ -117,7 +122,11 @@ class SpectralDual:
         alpha_col = alpha.unsqueeze(-1) if alpha.dim() else alpha
         inverse = 1.0 / (self.spectrum.eigenvalues + alpha_col)  # N x t or t
         mean = (self.signed_projection * inverse).sum(-1)
-        std = posterior_std(self.prior_variance, (self.squared_projection * inverse).sum(-1))
+        if self.variance_eigenvalues is not None:
+            inverse_var = 1.0 / (self.variance_eigenvalues + alpha_col)
+        else:
+            inverse_var = inverse
+        std = posterior_std(self.prior_variance, (self.squared_projection * inverse_var).sum(-1))
         data_fit = alpha * (self._squared_y * inverse).sum(-1)
         rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alpha, data_fit)
         return dual_value(mean, std, rt2, alpha)

@@ -32,16 +32,19 @@ from botorch_mtucb.confidence.martingale_mixture.emptiness import (
     min_radius_tilde_squared,
 )
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import RegularizedGramCache
+from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     radius_squared,
     radius_tilde_squared,
     spectral_data_fit,
 )
+from botorch_mtucb.models.single_output_data import single_output_data
 from botorch_mtucb.utils.checks import (
+    as_float,
     check_alphas,
     check_delta,
-    check_exact_gp,
     check_kernel_values,
     check_normal_floats,
     check_positive,
@@ -49,7 +52,7 @@ from botorch_mtucb.utils.checks import (
     check_sum_of_squares,
     check_training_data,
     check_unbatched_kernel,
-    homoskedastic_noise_std,
+    check_X_pending,
     real_output_dtype,
 )
 
@@ -88,6 +91,21 @@ class MartingaleMixtureBound(Module):
     always (Lemma C.2), so the analytic bound there is finite even for an empty ``F_t``
     (it bounds the larger set of Cor. 4.3); ``check_nonempty()`` tests ``F_t`` itself.
 
+    The model's space and the user's units: a bound built by ``from_model`` holds the
+    data in the model's transformed space (inputs after its input transform, outcomes
+    after its outcome transform, minus a constant prior mean) and the affine map back,
+    ``y = outcome_shift + outcome_scale * y_tilde``. ``upper``, ``lower`` and
+    ``append_observations`` take the user's inputs and outcomes: the inputs go through
+    the input transform (gradients flow through it) and the bounds are mapped back,
+    ``upper = outcome_shift + outcome_scale * upper_tilde`` (for a negative scale,
+    ``outcome_scale * lower_tilde``: the map reverses the order). ``train_X``,
+    ``train_Y``, ``rkhs_norm_bound``, ``noise_std`` and the radii are in the transformed
+    space. Built from data (the constructor), the map is the identity unless given.
+
+    Pending points (``X_pending``): as GP-BUCB (Desautels et al. 2014), the mean and
+    radius stay those of the real observations and only ``rho_alpha`` is computed on the
+    training inputs plus the pending points (``hallucination.py``).
+
     ``.to(device)`` moves the data and caches; the dtype stays float64.
 
     Example:
@@ -116,11 +134,15 @@ class MartingaleMixtureBound(Module):
         noise_std: float,
         delta: float,
         mixture_scale: float = 1.0,
+        input_transform: Module | None = None,
+        outcome_shift: float = 0.0,
+        outcome_scale: float = 1.0,
     ) -> None:
         r"""Build the bound from data.
 
         Args:
-            train_X: ``t x d`` inputs (``t`` may be 0).
+            train_X: ``t x d`` inputs (``t`` may be 0), in the kernel's space (after
+                ``input_transform`` if one is given).
             train_Y: ``t x 1`` observations (same units as ``f``).
             kernel: A GPyTorch kernel without batch shape; it is copied, cast to
                 float64 and frozen (paper 002 assumes a fixed, known kernel).
@@ -130,6 +152,11 @@ class MartingaleMixtureBound(Module):
             mixture_scale: ``c > 0``, the covariance scale of the mixture
                 ``N(0, c K_t)`` of eq. (8) (paper 002 uses ``c = 1`` for RBF and
                 ``T^{-d / (2 d + 2 nu)}`` for Matern kernels).
+            input_transform: An optional module mapping the user's ``... x d`` inputs to
+                the kernel's ``... x d`` space (a BoTorch input transform); it is
+                copied, cast to float64, frozen and put in ``eval`` mode.
+            outcome_shift, outcome_scale: The map ``y = outcome_shift + outcome_scale *
+                y_tilde`` from ``train_Y``'s units to the user's (``outcome_scale != 0``).
 
         Raises:
             TypeError: If ``train_X`` / ``train_Y`` are not tensors or ``kernel`` is not
@@ -152,6 +179,11 @@ class MartingaleMixtureBound(Module):
         self.noise_std = check_positive(noise_std, "noise_std")
         self.delta = check_delta(delta)
         self.mixture_scale = check_positive(mixture_scale, "mixture_scale")
+        self.outcome_shift = as_float(outcome_shift, "outcome_shift")
+        self.outcome_scale = as_float(outcome_scale, "outcome_scale")
+        if self.outcome_scale == 0.0:
+            raise ValueError("outcome_scale must be non-zero (y = shift + scale * y_tilde)")
+        self.rkhs_norm_bound_from_data = False  # set by from_model when B is chosen
         check_normal_floats({
             "rkhs_norm_bound**2": self.rkhs_norm_bound * self.rkhs_norm_bound,
             "noise_std**2": self.noise_std * self.noise_std,
@@ -162,6 +194,7 @@ class MartingaleMixtureBound(Module):
         for parameter in self.kernel.parameters():
             parameter.requires_grad_(False)
         self.kernel.eval()
+        self.input_transform = _frozen_copy(input_transform, train_X.device)
         self.register_buffer("train_X", train_X.detach().to(_DTYPE).clone())
         self.register_buffer("train_Y", train_Y.detach().to(_DTYPE).clone())
         t = self.train_X.shape[0]
@@ -171,6 +204,7 @@ class MartingaleMixtureBound(Module):
         # K_t and, for fixed alphas, the factors of K_t + alpha I (Appendix E.2), grown in place.
         self.cache = RegularizedGramCache(gram)
         self._spectrum: GramSpectrum | None = None  # of K_t, recomputed after appends
+        self._pending: PendingInputs | None = None  # the last X_pending's inputs
         self._checked_nonempty = False
         self.cache.ensure(torch.tensor([self.base_alpha], dtype=_DTYPE))
         self.check_nonempty()
@@ -179,55 +213,98 @@ class MartingaleMixtureBound(Module):
     def from_model(
         cls,
         model: Model,
-        rkhs_norm_bound: float,
-        noise_std: float | None,
-        delta: float,
+        rkhs_norm_bound: float | None = None,
+        noise_std: float | None = None,
+        delta: float = 0.01,
         mixture_scale: float = 1.0,
     ) -> MartingaleMixtureBound:
-        r"""The bound on the data and kernel of a single-output BoTorch GP.
+        r"""The bound on the data, kernel and noise of a fitted single-output BoTorch GP.
+
+        The bound lives in the model's transformed space (``single_output_data``):
+        inputs after the model's input transform, outcomes after its outcome transform
+        (``Standardize``) minus the constant of its prior mean; ``upper`` and ``lower``
+        take the user's inputs and return the user's units (the affine map of the
+        outcome transform, exact). The kernel is the model's ``covar_module`` (fixed).
+        The transforms are taken as fixed maps: ``Standardize`` computes its mean and
+        std from the same data, so an explicit ``B``'s guarantee is about the outcome
+        standardized with those constants.
 
         Args:
-            model: A BoTorch single-output exact GP (e.g. ``SingleTaskGP``) whose kernel
-                is taken as fixed (its ``covar_module``); it must have neither an
-                outcome transform nor an input transform, so that the bound sees the
-                raw data.
-            rkhs_norm_bound, delta, mixture_scale: As in the constructor.
-            noise_std: ``sigma > 0``; ``None`` takes the square root of the model's
-                homoskedastic likelihood noise variance.
+            model: A fitted single-output exact GP (``SingleTaskGP`` with or without
+                ``Standardize`` and input transforms, learned or fixed noise); see
+                ``single_output_data`` for what is accepted. Input transforms must keep
+                the number of input columns.
+            rkhs_norm_bound: ``B > 0`` on ``||f_tilde||_H`` in transformed units, which
+                keeps paper 002's guarantee (and ``EmptyConfidenceSetError`` when the
+                data contradict it); ``None`` chooses ``B`` from the data with
+                ``norm_choice.choose_rkhs_norm_bound`` (a confidence set that is never
+                empty; a practical choice without the theorem's guarantee), and sets
+                ``rkhs_norm_bound_from_data``.
+            noise_std: ``sigma > 0`` in transformed units; ``None`` takes the model's
+                likelihood: the square root of its noise variance (for fixed noise, the
+                largest ``train_Yvar``, a sub-Gaussian level valid for every point).
+            delta: Confidence level in ``(0, 1)``.
+            mixture_scale: As in the constructor.
 
         Returns:
-            A ``MartingaleMixtureBound`` on ``model``'s training data.
+            A ``MartingaleMixtureBound`` on ``model``'s transformed training data.
 
         Raises:
-            TypeError: If ``model`` is not an exact GP with ``train_inputs``,
-                ``train_targets`` and ``covar_module``.
-            ValueError: For a model with an outcome or input transform, more than one
-                output or batch dimensions, a non-scalar likelihood noise when
-                ``noise_std`` is ``None``, and as in the constructor.
+            TypeError: For a model that is not a BoTorch single-output exact GP, a mean
+                other than zero or constant, or a heteroskedastic likelihood (naming the
+                model's type and what is accepted).
+            ValueError: For more outputs or batch dimensions, a non-affine outcome
+                transform (``Log``, ...), an input transform that changes the number of
+                columns, and as in the constructor.
+            EmptyConfidenceSetError: For an explicit ``rkhs_norm_bound`` that the data
+                contradict.
 
         Example:
             >>> import torch
             >>> from botorch.models import SingleTaskGP
-            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch.models.transforms import Normalize
             >>> from botorch_mtucb.confidence import MartingaleMixtureBound
-            >>> X = torch.rand(8, 1, dtype=torch.float64)
-            >>> model = SingleTaskGP(X, X.sin(), covar_module=RBFKernel(), outcome_transform=None)
-            >>> bound = MartingaleMixtureBound.from_model(model, 10.0, 0.1, 0.01)
-            >>> bound.num_observations
-            8
+            >>> X = 5.0 * torch.rand(12, 1, dtype=torch.float64)
+            >>> model = SingleTaskGP(X, 100.0 + 10.0 * X.sin(), input_transform=Normalize(1))
+            >>> bound = MartingaleMixtureBound.from_model(model, delta=0.01)
+            >>> bound.num_observations, bound.rkhs_norm_bound_from_data
+            (12, True)
+            >>> test_X = 5.0 * torch.rand(4, 1, dtype=torch.float64)  # user units
+            >>> bool((bound.lower(test_X) < bound.upper(test_X)).all())
+            True
         """
-        train_X, train_y = check_exact_gp(model)
+        data = single_output_data(model)
+        if data.train_X.shape[-1] != data.input_dim:
+            raise ValueError(
+                f"{data.model_name}'s input transform maps {data.input_dim} input columns to "
+                f"{data.train_X.shape[-1]}; the bound needs one that keeps the number of "
+                "columns (Normalize, InputStandardize, Warp, Round, ...)"
+            )
+        train_X = data.train_X.to(_DTYPE)
+        train_Y = data.centered_Y.to(_DTYPE)
         if noise_std is None:
-            noise_std = homoskedastic_noise_std(model)
-        return cls(
+            noise_std = math.sqrt(float(data.noise_variance.max()))
+        chosen = rkhs_norm_bound is None
+        if chosen:
+            kernel = copy.deepcopy(data.kernel).to(device=train_X.device, dtype=_DTYPE)
+            with torch.no_grad():
+                gram = kernel(train_X).to_dense() if len(train_X) else train_X.new_zeros(0, 0)
+            check_kernel_values(gram, train_X, "train_X")
+            rkhs_norm_bound = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
+        bound = cls(
             train_X,
-            train_y.unsqueeze(-1),
-            model.covar_module,
+            train_Y,
+            data.kernel,
             rkhs_norm_bound=rkhs_norm_bound,
             noise_std=noise_std,
             delta=delta,
             mixture_scale=mixture_scale,
+            input_transform=data.input_transform,
+            outcome_shift=data.outcome_shift + data.outcome_scale * data.prior_mean,
+            outcome_scale=data.outcome_scale,
         )
+        bound.rkhs_norm_bound_from_data = chosen
+        return bound
 
     @property
     def num_observations(self) -> int:
@@ -255,6 +332,7 @@ class MartingaleMixtureBound(Module):
             return tensor.to(device=fn(tensor).device)
 
         self._spectrum = None  # recomputed where the data now are
+        self._pending = None
         return super()._apply(move_only, recurse)
 
     # ------------------------------------------------------------------ radius
@@ -339,8 +417,10 @@ class MartingaleMixtureBound(Module):
         more than ``1e-8`` relative under that round-off, whichever way they are built.
 
         Args:
-            X: ``m x d`` new inputs.
-            Y: ``m x 1`` new observations.
+            X: ``m x d`` new inputs (the user's space: they go through the bound's
+                input transform, if any).
+            Y: ``m x 1`` new observations (the user's units: mapped to ``(Y -
+                outcome_shift) / outcome_scale``).
 
         Returns:
             ``self``.
@@ -362,9 +442,12 @@ class MartingaleMixtureBound(Module):
             2
         """
         check_training_data(X, Y, dim=self.train_X.shape[-1], names=("X", "Y"))
-        check_sum_of_squares(torch.cat([self.train_Y, Y.detach().to(self.train_Y)]), "Y")
-        X = X.detach().to(self.train_X)
         Y = Y.detach().to(self.train_X)
+        if self._maps_outcomes:
+            Y = (Y - self.outcome_shift) / self.outcome_scale
+        check_sum_of_squares(torch.cat([self.train_Y, Y]), "Y")
+        with torch.no_grad():
+            X = self._model_inputs(X.detach())
         with torch.no_grad():  # before anything is added: the kernel is finite at X
             check_kernel_values(self._k(torch.cat([self.train_X, X]), X), X, "X")
             for x, y in zip(X, Y):
@@ -375,39 +458,56 @@ class MartingaleMixtureBound(Module):
                 self.train_X = torch.cat([self.train_X, x])
                 self.train_Y = torch.cat([self.train_Y, y.reshape(1, 1)])
         self._spectrum = None
+        self._pending = None
         self._checked_nonempty = False
         return self
 
     # ------------------------------------------------------------------ bounds
-    def upper(self, X: Tensor, alphas: float | Sequence[float] | Tensor | None = None) -> Tensor:
+    def upper(
+        self,
+        X: Tensor,
+        alphas: float | Sequence[float] | Tensor | None = None,
+        X_pending: Tensor | None = None,
+    ) -> Tensor:
         r"""Upper confidence bound ``u_t(x) >= f(x)`` at ``X``.
 
         Args:
-            X: ``batch x d`` points (any leading batch shape).
+            X: ``batch x d`` points (any leading batch shape; the user's space).
             alphas: ``None`` for the exact bound (eq. (10) via eq. (12), CMM-UCB); a
                 grid of ``alpha > 0`` for ``min_{alpha in A}`` of eq. (12) (DMM-UCB); a
                 single ``alpha`` for the analytic bound of Cor. 4.6 (AMM-UCB).
+            X_pending: ``m x d`` points chosen but not yet observed: ``rho_alpha`` is
+                computed as if they had been observed (GP-BUCB), the mean and radius
+                from the real observations only (module ``hallucination``). The
+                result is then a score for choosing the next point, smaller than the
+                bound without them, not itself a bound on ``f``.
 
         Returns:
             A ``batch`` tensor in ``X``'s floating dtype, float64 for integer ``X``
-            (units of ``f``). Gradients with respect to ``X`` flow through the bound at
-            the minimizing ``alpha``.
+            (the user's units of ``f``). Gradients with respect to ``X`` flow through
+            the input transform and the bound at the minimizing ``alpha``.
 
         Raises:
             TypeError: For boolean or complex ``X``.
-            ValueError: For ``X`` not ``... x d`` or with NaN/inf, or non-positive /
-                non-finite ``alphas``, or an ``X`` at which the kernel overflows.
+            ValueError: For ``X`` not ``... x d`` or with NaN/inf, ``X_pending`` not
+                ``m x d`` or with NaN/inf, non-positive / non-finite ``alphas``, or an
+                ``X`` at which the kernel overflows.
             EmptyConfidenceSetError: If the data contradict the assumptions (the
                 grid bounds detect it when ``R~_alpha^2 < 0`` at one of their alphas).
         """
-        value, _ = self._evaluate(X, alphas, sign=1.0)
+        value, _ = self._evaluate(X, alphas, 1.0, X_pending)
         return value
 
-    def lower(self, X: Tensor, alphas: float | Sequence[float] | Tensor | None = None) -> Tensor:
+    def lower(
+        self,
+        X: Tensor,
+        alphas: float | Sequence[float] | Tensor | None = None,
+        X_pending: Tensor | None = None,
+    ) -> Tensor:
         r"""Lower confidence bound ``l_t(x) <= f(x)``: the mirror image of ``upper``,
         ``max_{alpha} mu_alpha(x) - R~_alpha / sqrt(alpha) rho_alpha(x)``. Same
         arguments, returns and errors as ``upper``."""
-        value, _ = self._evaluate(X, alphas, sign=-1.0)
+        value, _ = self._evaluate(X, alphas, -1.0, X_pending)
         return value
 
     def optimal_alpha(
@@ -417,34 +517,78 @@ class MartingaleMixtureBound(Module):
         upper: bool = True,
     ) -> Tensor:
         """The ``alpha`` at which the bound at ``X`` is attained (``batch``, float64)."""
-        _, alpha = self._evaluate(X, alphas, sign=1.0 if upper else -1.0)
+        _, alpha = self._evaluate(X, alphas, 1.0 if upper else -1.0, None)
         return alpha
 
+    @property
+    def _maps_outcomes(self) -> bool:
+        return self.outcome_shift != 0.0 or self.outcome_scale != 1.0
+
+    def _model_inputs(self, X: Tensor) -> Tensor:
+        """``X`` (``N x d``) in float64 on the bound's device, through the input transform."""
+        X = X.to(device=self.train_X.device, dtype=_DTYPE)
+        if self.input_transform is None:
+            return X
+        transformed = self.input_transform(X)
+        if transformed.shape != X.shape:
+            raise ValueError(
+                f"the input transform {type(self.input_transform).__name__} maps inputs "
+                f"of shape {tuple(X.shape)} to {tuple(transformed.shape)}; the bound needs "
+                "one that keeps the shape"
+            )
+        return transformed
+
+    def _pending_inputs(self, X_pending: Tensor | None) -> PendingInputs | None:
+        """The training inputs and ``X_pending`` (cached for the last ``X_pending``)."""
+        X_pending = check_X_pending(X_pending, self.train_X.shape[-1])
+        if X_pending is None:
+            return None
+        if self._pending is None or not self._pending.matches(X_pending):
+            with torch.no_grad():
+                inputs = torch.cat([self.train_X, self._model_inputs(X_pending)])
+                gram = self._k(inputs, inputs)
+            check_kernel_values(gram, inputs, "X_pending")
+            self._pending = PendingInputs(X_pending, inputs, gram)
+        return self._pending
+
     def _evaluate(
-        self, X: Tensor, alphas: float | Sequence[float] | Tensor | None, sign: float
+        self,
+        X: Tensor,
+        alphas: float | Sequence[float] | Tensor | None,
+        sign: float,
+        X_pending: Tensor | None,
     ) -> tuple[Tensor, Tensor]:
         check_query_points(X, self.train_X.shape[-1])
         dtype = real_output_dtype(X)
+        pending = self._pending_inputs(X_pending)
         batch_shape, d = X.shape[:-1], X.shape[-1]
-        flat = X.reshape(-1, d).to(device=self.train_X.device, dtype=_DTYPE)
+        flat = self._model_inputs(X.reshape(-1, d))
+        sign = sign if self.outcome_scale > 0 else -sign  # a negative scale swaps the bounds
         if alphas is None:
-            value, alpha = self._exact(flat, sign)
+            value, alpha = self._exact(flat, sign, pending)
         else:
-            value, alpha = self._grid(flat, check_alphas(alphas), sign)
+            value, alpha = self._grid(flat, check_alphas(alphas), sign, pending)
         if flat.requires_grad and not value.requires_grad:
             # a bound that does not depend on X (no data, stationary kernel): zero gradient
             value = value + 0.0 * flat.sum(-1)
+        if self._maps_outcomes:
+            value = self.outcome_shift + self.outcome_scale * value
         return value.reshape(batch_shape).to(dtype), alpha.reshape(batch_shape)
 
-    def _prior_terms(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        """``k(x, x)`` (``N``) and ``k_t(x)`` (``N x t``)."""
+    def _prior_terms(
+        self, X: Tensor, pending: PendingInputs | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """``k(x, x)`` (``N``) and ``k_t(x)`` (``N x t``); with pending points, ``k(x, .)``
+        on the training inputs followed by the pending points (``N x (t + m)``)."""
         kxx = self.kernel(X, X, diag=True)
-        t = self.num_observations
-        cross = self._k(X, self.train_X) if t else X.new_zeros(X.shape[0], 0)
+        inputs = self.train_X if pending is None else pending.inputs
+        cross = self._k(X, inputs) if len(inputs) else X.new_zeros(X.shape[0], 0)
         check_kernel_values(cross.detach(), X.detach(), "X")
         return kxx, cross
 
-    def _grid(self, X: Tensor, alphas: Tensor, sign: float) -> tuple[Tensor, Tensor]:
+    def _grid(
+        self, X: Tensor, alphas: Tensor, sign: float, pending: PendingInputs | None
+    ) -> tuple[Tensor, Tensor]:
         """``min_{alpha in A}`` of eq. (12) with the cached factors (``O(t^2)`` per
         point and alpha)."""
         with torch.no_grad():
@@ -456,26 +600,53 @@ class MartingaleMixtureBound(Module):
         if contradicts(float(rt2.min()), float(self.radius_squared)):
             self._raise_empty()
         rt2 = rt2.clamp_min(0.0)
-        kxx, cross = self._prior_terms(X)  # N, N x t
+        kxx, augmented = self._prior_terms(X, pending)  # N, N x (t [+ m])
+        cross = augmented[:, : self.num_observations]  # N x t
         mean = cross @ weights.transpose(0, 1)  # N x m
-        std = posterior_std(kxx.unsqueeze(-1), self.cache.explained_variance(index, cross))
+        if pending is None:
+            explained = self.cache.explained_variance(index, cross)
+        else:
+            explained = pending.explained_variance(alpha, augmented)
+        std = posterior_std(kxx.unsqueeze(-1), explained)
         best, best_alpha = minimize_over_grid(sign * mean, std, rt2, alpha)
         return sign * best, best_alpha
 
-    def _exact(self, X: Tensor, sign: float) -> tuple[Tensor, Tensor]:
+    def _exact(
+        self, X: Tensor, sign: float, pending: PendingInputs | None
+    ) -> tuple[Tensor, Tensor]:
         """``min_{alpha > 0}`` of eq. (12) from the spectrum of ``K_t``."""
         with torch.no_grad():
             self.check_nonempty()
-        kxx, cross = self._prior_terms(X)
+        kxx, augmented = self._prior_terms(X, pending)
+        cross = augmented[:, : self.num_observations]
         if self.num_observations == 0:  # F_0 = {||f|| <= B}: alpha -> infinity
             value = self.rkhs_norm_bound * posterior_std(kxx, torch.zeros_like(kxx))
             return sign * value, torch.full_like(kxx, math.inf)
         spectrum = self.spectrum()
         projected = cross @ spectrum.eigenvectors  # N x t, v = U^T k_t(x)
+        if pending is None:
+            squared, variance_eigenvalues = projected**2, None
+        else:
+            squared, variance_eigenvalues = pending.squared_projection(augmented)
         dual = SpectralDual(
             spectrum, self.radius_squared, self.rkhs_norm_bound,
-            sign * projected * spectrum.rotated_y, projected**2, kxx,
+            sign * projected * spectrum.rotated_y, squared, kxx, variance_eigenvalues,
         )  # fmt: skip
         with torch.no_grad():
             alpha, _ = dual.minimize(self.base_alpha)
         return sign * dual(alpha), alpha  # gradients at the fixed alpha
+
+
+def _frozen_copy(transform: Module | None, device: torch.device) -> Module | None:
+    """A float64 copy of an input transform, in ``eval`` mode, with frozen parameters."""
+    if transform is None:
+        return None
+    if not isinstance(transform, Module):
+        raise TypeError(
+            f"input_transform must be a torch Module (a BoTorch input transform) or None, "
+            f"got {type(transform).__name__}"
+        )
+    transform = copy.deepcopy(transform).to(device=device, dtype=_DTYPE)
+    for parameter in transform.parameters():
+        parameter.requires_grad_(False)
+    return transform.eval()

@@ -1,0 +1,162 @@
+r"""A norm bound ``B`` chosen from the data, for when no ``||f||_H <= B`` is known.
+
+Paper 002's bounds need ``B >= ||f||_H``, which a BoTorch user never knows. With
+``rkhs_norm_bound=None`` the from-model route takes
+
+.. math::
+    B = c_B \max\Big(\|\mu_t\|_{\mathcal H},\; \frac{\sigma}{\sqrt{\max_i k(x_i, x_i)}}\Big),
+    \qquad c_B = 1 \;(\text{``DEFAULT_NORM_FACTOR``}),
+
+where ``mu_t = k_t(.)^T (K_t + s I)^{-1} y_t`` is the kernel ridge (GP posterior) mean
+with ``s = sigma^2 / c`` and
+
+.. math::
+    \|\mu_t\|_{\mathcal H}^2 = y^\top (K + sI)^{-1} K (K + sI)^{-1} y
+    = \sum_i \frac{\lambda_i z_i^2}{(\lambda_i + s)^2}
+
+(``K = U diag(lambda) U^T``, ``z = U^T y``).
+
+**Why the confidence set is never empty.** ``mu_t`` lies in ``F_t`` as soon as
+``B >= ||mu_t||_H``: its residual is ``mu_t - y = -s (K + sI)^{-1} y``, so
+``||mu_t - y||^2 = s^2 y^T (K + sI)^{-2} y <= s y^T (K + sI)^{-1} y <= R_t^2`` (eq. (8)
+has ``s y^T (K + sI)^{-1} y`` as its first term). Hence the smallest ``B`` of a non-empty
+set (the one ``EmptyConfidenceSetError`` reports, ``emptiness.smallest_passing``) is at
+most ``||mu_t||_H``, and the rule's ``B`` is at least ``c_B`` times it. The rule checks
+this after round-off and raises ``B`` to ``c_B`` times that smallest ``B`` if ever needed.
+
+**Why these terms.** ``mu_t`` is the model's own estimate of ``f`` (the GP posterior
+mean for ``c = 1`` and ``sigma^2`` its noise variance), so ``||mu_t||_H`` is the norm
+that the fitted model itself attributes to ``f``; it grows as the data reveal more of
+``f``, and with it the exploration. For noise-free data it is an estimate from below
+(the minimum-norm interpolant has norm at most ``||f||_H``), so the bound is optimistic
+about the part of ``f`` not yet seen; ``factor > 1`` widens it (every bound grows with
+``B``: more exploration). ``c_B = 1`` is the narrowest choice with this guarantee; a
+``B`` below the norm of every fit of the data empties the set, and ``B`` just above
+the smallest non-empty one leaves a set of almost one function (bounds of almost zero
+width). The second term keeps ``B`` above
+the level of functions no larger than the noise (``|f(x)| <= B sqrt(k(x, x))``) when
+the mean is shrunk to zero (data all zero, or noise as large as the signal).
+
+**This is a practical choice, not the theorem.** ``B`` depends on the data, so the
+probability-``1 - delta`` guarantee of paper 002 (which needs ``B`` fixed in advance)
+does not hold for it; the bound then describes the functions of norm up to ``B`` that
+fit the data, with ``B`` growing as needed. Pass an explicit ``rkhs_norm_bound`` for the
+theorem (and an ``EmptyConfidenceSetError`` when the data contradict it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from botorch_mtucb.confidence.martingale_mixture.emptiness import (
+    contradicts,
+    min_radius_tilde_squared,
+    smallest_passing,
+)
+from botorch_mtucb.confidence.martingale_mixture.radius import (
+    GramSpectrum,
+    spectral_radius_squared,
+)
+from botorch_mtucb.utils.checks import check_delta, check_positive, check_square_matrix
+
+DEFAULT_NORM_FACTOR = 1.0
+
+
+def posterior_mean_norm(spectrum: GramSpectrum, regularization: float) -> float:
+    r"""``||mu_t||_H`` of the kernel ridge mean ``mu_t = k_t^T (K_t + s I)^{-1} y``.
+
+    ``sqrt(sum_i lambda_i z_i^2 / (lambda_i + s)^2)`` from the spectrum of ``K_t``.
+
+    Args:
+        spectrum: The spectrum of ``K_t`` and ``z = U^T y``.
+        regularization: ``s > 0`` (``sigma^2 / c``; the GP's noise variance for
+            ``c = 1``).
+
+    Returns:
+        The norm (a float, units of ``y`` per unit of ``sqrt(k)``; 0 without data).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        ...     posterior_mean_norm)
+        >>> from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
+        >>> spectrum = GramSpectrum.from_gram(torch.eye(1, dtype=torch.float64),
+        ...                                   torch.full((1,), 2.0, dtype=torch.float64))
+        >>> posterior_mean_norm(spectrum, 1.0)  # mu = k(., x) * 2 / (1 + 1)
+        1.0
+    """
+    s = check_positive(regularization, "regularization")
+    lam = spectrum.eigenvalues
+    return math.sqrt(float((lam * spectrum.rotated_y**2 / (lam + s) ** 2).sum()))
+
+
+def choose_rkhs_norm_bound(
+    gram: Tensor,
+    train_Y: Tensor,
+    noise_std: float,
+    delta: float,
+    mixture_scale: float = 1.0,
+    factor: float = DEFAULT_NORM_FACTOR,
+) -> float:
+    r"""``B = factor * max(||mu_t||_H, sigma / sqrt(max_i k(x_i, x_i)))`` (module docstring).
+
+    The confidence set of paper 002 (Lemma 4.2) at this ``B`` is never empty: it
+    contains ``mu_t``. A practical choice without the theorem's guarantee.
+
+    Args:
+        gram: ``t x t`` Gram matrix ``K_t`` (``t >= 1``; float64 recommended).
+        train_Y: ``t x 1`` (or ``t``) observations, zero prior mean (units of ``y``).
+        noise_std: ``sigma > 0`` (units of ``y``).
+        delta: Confidence level in ``(0, 1)`` (for the radius of the emptiness check).
+        mixture_scale: ``c > 0`` of eq. (8) (``s = sigma^2 / c``).
+        factor: ``c_B >= 1``.
+
+    Returns:
+        ``B > 0`` (a float, units of ``y``).
+
+    Raises:
+        ValueError: For no data (``t = 0``: nothing to choose ``B`` from), a non-square
+            ``gram``, ``train_Y`` with another number of rows, ``noise_std``,
+            ``mixture_scale`` ``<= 0``, ``factor < 1`` or ``delta`` outside ``(0, 1)``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        ...     choose_rkhs_norm_bound)
+        >>> gram = torch.eye(2, dtype=torch.float64)
+        >>> Y = torch.tensor([[2.0], [0.0]], dtype=torch.float64)
+        >>> choose_rkhs_norm_bound(gram, Y, noise_std=1.0, delta=0.01)  # max(2 / (1 + 1), 1)
+        1.0
+    """
+    t = check_square_matrix(gram, "gram")
+    sigma = check_positive(noise_std, "noise_std")
+    delta = check_delta(delta)
+    c = check_positive(mixture_scale, "mixture_scale")
+    factor = check_positive(factor, "factor")
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1 (B at least ||mu_t||_H), got {factor}")
+    if t == 0:
+        raise ValueError(
+            "choosing rkhs_norm_bound from the data needs at least one observation; "
+            "pass rkhs_norm_bound"
+        )
+    y = train_Y.detach().to(torch.float64).reshape(-1)
+    if y.numel() != t:
+        raise ValueError(f"train_Y must have {t} rows (one per row of gram), got {y.numel()}")
+    gram = gram.detach().to(device=y.device, dtype=torch.float64)
+    spectrum = GramSpectrum.from_gram(gram, y)
+    base_alpha = sigma**2 / c
+    largest_prior_variance = float(gram.diagonal().max())
+    noise_level = sigma / math.sqrt(largest_prior_variance) if largest_prior_variance > 0 else sigma
+    bound = factor * max(posterior_mean_norm(spectrum, base_alpha), noise_level)
+    radius_sq = spectral_radius_squared(spectrum, sigma, c, delta)
+
+    def margin(norm: float) -> float:
+        return min_radius_tilde_squared(spectrum, norm, radius_sq, base_alpha)
+
+    if contradicts(margin(bound), float(radius_sq)):  # round-off only (mu_t is in F_t)
+        bound = factor * smallest_passing(margin, bound)
+    return bound

@@ -1,0 +1,204 @@
+r"""The covariances a fitted BoTorch GP's exact marginal likelihood sees.
+
+``training_covariances(model)`` gives, for each group of outputs that are independent a
+priori, the prior covariance ``K`` of the model's scalar training observations and their
+noise covariance ``Sigma`` (per task, per point, correlated between tasks where the
+likelihood says so), in the model's transformed space, batched like the model:
+``model.forward`` on the transformed training inputs and ``model.likelihood`` of a
+zero-covariance prior, as GPyTorch's exact prediction strategy calls it. Accepted:
+``SingleTaskGP`` (one or ``m`` outputs, which BoTorch batches), ``MultiTaskGP``,
+``KroneckerMultiTaskGP``, ``ModelListGP`` of these (any BoTorch ``ExactGP``). The
+information gains of ``confidence`` and ``read_multi_output_model`` are built on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+import torch
+from botorch.exceptions.errors import UnsupportedError
+from botorch.models.gpytorch import BatchedMultiOutputGPyTorchModel
+from botorch.models.model import Model, ModelList
+from botorch.models.multitask import KroneckerMultiTaskGP
+from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from gpytorch.models import ExactGP
+from linear_operator.operators import DiagLinearOperator
+from torch import Tensor
+
+ACCEPTED_MODELS = (
+    "a fitted BoTorch exact GP (SingleTaskGP with one or several outputs, MultiTaskGP, "
+    "KroneckerMultiTaskGP, or a ModelListGP of them)"
+)
+
+
+class TrainingCovariance(NamedTuple):
+    r"""Prior and noise covariances of a group of scalar training observations.
+
+    Attributes:
+        kernel_matrix: ``batch x M x M`` prior covariance ``K`` of the latent values.
+        noise_covariance: ``batch x M x M`` noise covariance ``Sigma`` (diagonal unless
+            the likelihood correlates the tasks' noise).
+        prior_mean: ``batch x M`` prior means of the latent values.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models import TrainingCovariance, training_covariances
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> (group,) = training_covariances(SingleTaskGP(X, X.sin()))
+        >>> isinstance(group, TrainingCovariance), tuple(group.noise_covariance.shape)
+        (True, (4, 4))
+    """
+
+    kernel_matrix: Tensor
+    noise_covariance: Tensor
+    prior_mean: Tensor
+
+
+def training_covariances(model: Model) -> list[TrainingCovariance]:
+    r"""``K`` and ``Sigma`` of each a-priori independent group of a model's observations.
+
+    One group per output of a batched multi-output ``SingleTaskGP``, one per model of a
+    ``ModelListGP`` output, one for a ``MultiTaskGP`` (its ``t`` rows) or a
+    ``KroneckerMultiTaskGP`` (its ``t n`` values, interleaved: point ``a``, task ``i``
+    at ``a n + i``). Values are in the model's transformed space (inputs after its input
+    transform, outcomes after its outcome transform), detached, without gradients. The
+    model is evaluated in ``eval`` mode and left in the mode it was in.
+
+    Args:
+        model: As in ``ACCEPTED_MODELS``; batched models are accepted (the groups carry the
+            model's ``batch_shape``).
+
+    Returns:
+        A list of ``TrainingCovariance``; the information gains of the groups add up.
+
+    Raises:
+        TypeError: For a model that is not a BoTorch exact GP with a Gaussian likelihood
+            (naming its type and what is accepted).
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models import training_covariances
+        >>> X = torch.rand(5, 2, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, torch.cat([X.sum(-1, keepdim=True), X[:, :1]], -1))
+        >>> [tuple(group.kernel_matrix.shape) for group in training_covariances(model)]
+        [(5, 5), (5, 5)]
+    """
+    groups = []
+    for leaf in leaf_models(model):
+        K, Sigma, mean = _leaf_covariance(leaf)
+        if num_batched_outputs(leaf) > 1:  # the outputs are the batch dimension -3
+            groups.extend(
+                TrainingCovariance(K[..., i, :, :], Sigma[..., i, :, :], mean[..., i, :])
+                for i in range(K.shape[-3])
+            )
+        else:
+            groups.append(TrainingCovariance(K, Sigma, mean))
+    return groups
+
+
+def leaf_models(model: object) -> list[Model]:
+    """The exact GPs of a (nested) ``ModelList`` (or ``[model]``), checked.
+
+    Raises:
+        TypeError: For a model that is not a BoTorch ``ExactGP`` with training data.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import ModelListGP, SingleTaskGP
+        >>> from botorch_mtucb.models.gp_covariances import leaf_models
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> len(leaf_models(ModelListGP(SingleTaskGP(X, X), SingleTaskGP(X, -X))))
+        2
+    """
+    if isinstance(model, ModelList):
+        return [leaf for member in model.models for leaf in leaf_models(member)]
+    name = type(model).__name__
+    if not isinstance(model, Model) or not isinstance(model, ExactGP):
+        raise TypeError(f"model must be {ACCEPTED_MODELS}, got {name}")
+    if model.train_inputs is None or model.train_targets is None:
+        raise TypeError(f"model must be {ACCEPTED_MODELS} with training data, got {name}")
+    return [model]
+
+
+def num_batched_outputs(model: Model) -> int:
+    """The outputs a model keeps as a batch dimension (``m`` of a ``SingleTaskGP``, else 1).
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models.gp_covariances import num_batched_outputs
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> num_batched_outputs(SingleTaskGP(X, torch.cat([X, -X], -1)))
+        2
+    """
+    if isinstance(model, BatchedMultiOutputGPyTorchModel):
+        return model.num_outputs
+    return 1
+
+
+def is_diagonal(matrix: Tensor) -> bool:
+    """Whether every off-diagonal entry of ``... x M x M`` ``matrix`` is exactly 0.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.models.gp_covariances import is_diagonal
+        >>> is_diagonal(torch.eye(2)), is_diagonal(torch.ones(2, 2))
+        (True, False)
+    """
+    return bool((matrix - torch.diag_embed(matrix.diagonal(dim1=-2, dim2=-1))).eq(0).all())
+
+
+@contextmanager
+def eval_mode(model: Model) -> Iterator[None]:
+    """``model.eval()`` (transformed training inputs, as ``posterior`` uses), then the
+    mode the model was in.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models.gp_covariances import eval_mode
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, X)
+        >>> with eval_mode(model):
+        ...     inside = model.training
+        >>> inside, model.training
+        (False, True)
+    """
+    training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        if training:
+            model.train()
+
+
+def _leaf_covariance(model: Model) -> tuple[Tensor, Tensor, Tensor]:
+    with eval_mode(model), torch.no_grad():
+        inputs = model.train_inputs
+        try:
+            prior = model.forward(*inputs)
+            covariance = prior.covariance_matrix
+        except RuntimeError as error:
+            if isinstance(model, KroneckerMultiTaskGP) and len(model.batch_shape):
+                raise UnsupportedError(
+                    "a batched KroneckerMultiTaskGP cannot evaluate its own prior covariance "
+                    "in BoTorch 0.18 (its task covariance gets the wrong batch shape; its "
+                    "posterior and marginal likelihood fail the same way, upstream): use one "
+                    "KroneckerMultiTaskGP per batch element"
+                ) from error
+            raise
+        zeros = torch.zeros_like(prior.mean)
+        if isinstance(prior, MultitaskMultivariateNormal):
+            flat = DiagLinearOperator(zeros.reshape(*zeros.shape[:-2], -1))
+            zero = MultitaskMultivariateNormal(zeros, flat, interleaved=prior._interleaved)
+        else:
+            zero = MultivariateNormal(zeros, DiagLinearOperator(zeros))
+        noise = model.likelihood(zero, inputs)  # as gpytorch's exact prediction strategy
+        mean = prior.mean.reshape(*prior.batch_shape, -1)  # interleaved for a MTMVN
+        values = (covariance, noise.covariance_matrix, mean)
+        return tuple(value.detach() for value in values)

@@ -1,0 +1,85 @@
+"""choose_rkhs_norm_bound: ||mu_t||_H against the dense formula w^T K w, the posterior
+mean inside the confidence set (a NumPy check of ||mu_t - y|| <= R_t), the chosen B never
+below the smallest non-empty B (a brute-force bisection), data that contradict a small
+explicit B, the noise floor and the argument checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from martingale_oracles import DELTA, dense_radius_squared, gram, instance
+
+from botorch_mtucb.confidence import EmptyConfidenceSetError, MartingaleMixtureBound
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+    choose_rkhs_norm_bound,
+    posterior_mean_norm,
+)
+from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
+
+
+def dense_mean_norm(K, y, s):
+    w = np.linalg.solve(K + s * np.eye(len(y)), y)
+    return math.sqrt(w @ K @ w), K @ w
+
+
+@pytest.mark.parametrize("noise", [1e-3, 0.1, 1.0])
+def test_posterior_mean_norm_and_membership(noise):
+    kernel, X, Y, _ = instance("m52", t=30, norm=4.0, noise=noise)
+    K, y = gram(kernel, X, X), Y.numpy()[:, 0]
+    spectrum = GramSpectrum.from_gram(torch.as_tensor(K), Y[:, 0])
+    norm, mean = dense_mean_norm(K, y, noise**2)
+    assert posterior_mean_norm(spectrum, noise**2) == pytest.approx(norm, rel=1e-8)
+    radius_sq = dense_radius_squared(K, y, noise, 1.0, DELTA)
+    assert np.sum((mean - y) ** 2) <= radius_sq  # mu_t is in F_t once B >= ||mu_t||
+    chosen = choose_rkhs_norm_bound(torch.as_tensor(K), Y, noise, DELTA)
+    assert chosen == pytest.approx(max(norm, noise / math.sqrt(K.diagonal().max())), rel=1e-8)
+
+
+def smallest_nonempty_norm(kernel, X, Y, noise, low=1e-6, high=1e3):
+    """Bisection on the constructor's own empty-set test (brute force, 60 steps)."""
+    for _ in range(60):
+        middle = math.sqrt(low * high)
+        try:
+            MartingaleMixtureBound(X, Y, kernel, middle, noise, DELTA)
+            high = middle
+        except EmptyConfidenceSetError:
+            low = middle
+    return high
+
+
+@pytest.mark.parametrize("factor", [1.0, 3.0])
+def test_the_chosen_set_is_never_empty(factor):
+    # near noise-free observations of a large function: small explicit bounds are empty
+    kernel, X, Y, test_X = instance("rbf", t=25, norm=50.0, noise=1e-3)
+    noise = 1e-3
+    with pytest.raises(EmptyConfidenceSetError):
+        MartingaleMixtureBound(X, Y, kernel, 1.0, noise, DELTA)
+    K = torch.as_tensor(gram(kernel, X, X))
+    chosen = choose_rkhs_norm_bound(K, Y, noise, DELTA, factor=factor)
+    assert chosen >= factor * smallest_nonempty_norm(kernel, X, Y, noise) * (1 - 1e-9)
+    bound = MartingaleMixtureBound(X, Y, kernel, chosen, noise, DELTA)
+    assert torch.isfinite(bound.upper(test_X)).all()
+    assert torch.isfinite(bound.upper(test_X, alphas=[1e-7, 1e-6, 1e-5])).all()
+
+
+def test_zero_data_take_the_noise_floor():
+    K = torch.eye(3, dtype=torch.float64) * 4.0
+    chosen = choose_rkhs_norm_bound(K, torch.zeros(3, 1, dtype=torch.float64), 0.5, DELTA)
+    assert chosen == pytest.approx(0.5 / 2.0)
+
+
+def test_bad_input():
+    K, Y = torch.eye(2, dtype=torch.float64), torch.ones(2, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match="at least one observation"):
+        choose_rkhs_norm_bound(torch.zeros(0, 0, dtype=torch.float64), Y[:0], 0.1, DELTA)
+    with pytest.raises(ValueError, match="factor must be >= 1"):
+        choose_rkhs_norm_bound(K, Y, 0.1, DELTA, factor=0.5)
+    with pytest.raises(ValueError, match="train_Y must have 2 rows"):
+        choose_rkhs_norm_bound(K, Y[:1], 0.1, DELTA)
+    with pytest.raises(ValueError, match="noise_std"):
+        choose_rkhs_norm_bound(K, Y, 0.0, DELTA)
+    with pytest.raises(ValueError, match="delta"):
+        choose_rkhs_norm_bound(K, Y, 0.1, 1.5)
