@@ -2,6 +2,8 @@
 LCB (001), the martingale-mixture UCB (002) and MOBO's scalarized objective UCB; pending
 points (``X_pending``) as in GP-BUCB (``condition_on_pending``)."""
 
+# registers the BoTorch input constructors (Ax's botorch_acqf_class=...)
+from botorch_mtucb.acquisition import input_constructors  # noqa: F401
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
 from botorch_mtucb.acquisition.pending import condition_on_pending
 from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB

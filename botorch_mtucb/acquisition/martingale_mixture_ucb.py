@@ -98,6 +98,7 @@ class MartingaleMixtureUCB(AcquisitionFunction):
     def __init__(
         self,
         model_or_bound: object,
+        *,
         delta: float | None = None,
         rkhs_norm_bound: float | None = None,
         noise_std: float | None = None,

@@ -122,6 +122,7 @@ class IGPUCB(_SingleTaskWidthUCB):
     def __init__(
         self,
         model: Model,
+        *,
         rkhs_norm_bound: float | None = None,
         delta: float = 0.01,
         noise_std: float | None = None,
@@ -181,6 +182,7 @@ class AYGPUCB(_SingleTaskWidthUCB):
     def __init__(
         self,
         model: Model,
+        *,
         rkhs_norm_bound: float | None = None,
         delta: float = 0.01,
         noise_std: float | None = None,

@@ -1,0 +1,207 @@
+"""BoTorch input constructors of the package's acquisitions, and an Ax experiment."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from botorch.acquisition.input_constructors import get_acqf_input_constructor
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
+from botorch.exceptions.errors import UnsupportedError
+from botorch.models import SingleTaskGP
+from botorch.utils.datasets import SupervisedDataset
+
+from botorch_mtucb.acquisition import (
+    AYGPUCB,
+    IGPUCB,
+    MartingaleMixtureUCB,
+    ScalarizedMultiTaskUCB,
+    ScalarizedObjectiveUCB,
+    TaskConditionedLCB,
+    TaskConditionedUCB,
+)
+from botorch_mtucb.confidence import mt_kb_width
+
+DTYPES = [torch.float32, torch.float64]
+
+
+def _data(dtype, num_outputs=1, n=12, d=2):
+    generator = torch.Generator().manual_seed(3)
+    train_X = torch.rand(n, d, generator=generator, dtype=torch.float64)
+    columns = [(k + 1.0) * (3.0 * train_X).sin().sum(-1, keepdim=True) for k in range(num_outputs)]
+    train_Y = 10.0 + torch.cat(columns, -1)
+    return train_X.to(dtype), train_Y.to(dtype)
+
+
+def _gp(dtype, num_outputs=1):
+    train_X, train_Y = _data(dtype, num_outputs)
+    return SingleTaskGP(train_X, train_Y), train_X, train_Y
+
+
+def _ax_kwargs(model, train_X, train_Y, weights):
+    """The keyword arguments Ax's modular generator passes to a constructor."""
+    names = [f"x{i}" for i in range(train_X.shape[-1])]
+    outcomes = [f"y{i}" for i in range(train_Y.shape[-1])]
+    dataset = SupervisedDataset(train_X, train_Y, feature_names=names, outcome_names=outcomes)
+    bounds = [(0.0, 1.0)] * train_X.shape[-1]
+    return {
+        "model": model,
+        "training_data": dataset,
+        "bounds": bounds,
+        "X_baseline": train_X,
+        "X_pending": train_X[:2] + 0.01,
+        "posterior_transform": ScalarizedPosteriorTransform(weights.to(train_X)),
+    }
+
+
+CASES = [
+    (MartingaleMixtureUCB, 1, {"delta": 0.05}),
+    (IGPUCB, 1, {}),
+    (IGPUCB, 1, {"eta": 0.1, "rkhs_norm_bound": 2.0}),
+    (AYGPUCB, 1, {"rkhs_norm_bound": 2.0}),
+    (ScalarizedMultiTaskUCB, 2, {"width": 2.0}),
+    (ScalarizedObjectiveUCB, 2, {"width": 2.0}),
+    (TaskConditionedUCB, 1, {"width": 2.0}),
+    (TaskConditionedLCB, 1, {"width": 2.0}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("acqf_class", "num_outputs", "options"), CASES)
+def test_every_constructor_builds_its_acquisition(dtype, acqf_class, num_outputs, options):
+    gp, train_X, train_Y = _gp(dtype, num_outputs)
+    weights = -torch.ones(num_outputs) if num_outputs == 1 else torch.tensor([-0.3, -0.7])
+    kwargs = _ax_kwargs(gp, train_X, train_Y, weights)
+    inputs = get_acqf_input_constructor(acqf_class)(**kwargs, **options)
+    acqf = acqf_class(**inputs)
+    assert acqf.posterior_transform is kwargs["posterior_transform"]
+    assert torch.equal(acqf.X_pending, kwargs["X_pending"])
+    value = acqf(torch.rand(5, 1, 2, dtype=dtype))
+    assert value.shape == (5,) and value.dtype == dtype and torch.isfinite(value).all()
+
+
+def test_minimization_is_the_lower_bound_negated():
+    """Ax's ``weights=-1``: the acquisition is the upper bound of ``-f``, i.e. ``-l_t``."""
+    gp, *_ = _gp(torch.float64)
+    minimize = ScalarizedPosteriorTransform(-torch.ones(1, dtype=torch.float64))
+    construct = get_acqf_input_constructor(MartingaleMixtureUCB)
+    acqf = MartingaleMixtureUCB(**construct(model=gp, posterior_transform=minimize))
+    X = torch.rand(7, 1, 2, dtype=torch.float64)
+    expected = -acqf.bound.lower(X.squeeze(-2), alphas=acqf.alphas)
+    torch.testing.assert_close(acqf(X), expected)
+    maximize = MartingaleMixtureUCB(**construct(model=gp))
+    assert torch.all(acqf(X) + maximize(X) > 0)  # u(-f) + u(f) = u - l = width sum > 0
+
+    igp = IGPUCB(**get_acqf_input_constructor(IGPUCB)(model=gp, posterior_transform=minimize))
+    posterior = gp.posterior(X)  # in the outcome units of train_Y
+    mean, std = posterior.mean.reshape(-1), posterior.variance.reshape(-1).sqrt()
+    torch.testing.assert_close(igp(X), -mean + igp.width * std)
+
+
+def test_several_objectives_weights_are_honoured():
+    gp, *_ = _gp(torch.float64, num_outputs=2)
+    weights = torch.tensor([-0.3, -0.7], dtype=torch.float64)
+    transform = ScalarizedPosteriorTransform(weights, offset=1.5)
+    inputs = get_acqf_input_constructor(ScalarizedMultiTaskUCB)(
+        model=gp, posterior_transform=transform, width=2.0
+    )
+    acqf = ScalarizedMultiTaskUCB(**inputs)
+    X = torch.rand(6, 1, 2, dtype=torch.float64)
+    posterior = gp.posterior(X)  # batch x 1 x 2, covariance over the two outputs
+    mean = posterior.mean.squeeze(-2) @ weights + 1.5
+    covariance = posterior.mvn.covariance_matrix  # batch x 2 x 2 (one point, 2 outputs)
+    std = (weights @ covariance @ weights).sqrt()
+    torch.testing.assert_close(acqf(X), mean + 2.0 * std)
+
+    construct = get_acqf_input_constructor(MartingaleMixtureUCB)
+    one_output, *_ = _gp(torch.float64)
+    with pytest.raises(ValueError, match="posterior_transform must have 1 weights"):
+        MartingaleMixtureUCB(**construct(model=one_output, posterior_transform=transform))
+
+
+def test_width_from_rkhs_norm_bound_is_mt_kb_width():
+    gp, *_ = _gp(torch.float64, num_outputs=2)
+    construct = get_acqf_input_constructor(ScalarizedMultiTaskUCB)
+    inputs = construct(model=gp, scalarization=torch.tensor([0.5, 0.5]), rkhs_norm_bound=1.0)
+    expected = mt_kb_width(gp, rkhs_norm_bound=1.0, delta=0.01)
+    torch.testing.assert_close(torch.as_tensor(inputs["width"]), expected)
+
+
+def test_bad_arguments_raise():
+    gp, *_ = _gp(torch.float64)
+    for acqf_class, options in [
+        (MartingaleMixtureUCB, {}),
+        (IGPUCB, {}),
+        (TaskConditionedUCB, {"width": 1.0}),
+        (ScalarizedObjectiveUCB, {"width": 1.0}),
+    ]:
+        construct = get_acqf_input_constructor(acqf_class)
+        with pytest.raises(UnsupportedError, match="objective"):
+            construct(model=gp, objective=object(), **options)
+        with pytest.raises(UnsupportedError, match="constraints"):
+            construct(model=gp, constraints_tuple=(None, None), **options)
+        with pytest.raises(UnsupportedError, match="ref_point"):
+            construct(model=gp, ref_point=torch.zeros(1), **options)
+        with pytest.raises(TypeError, match="Unexpected keyword argument `beta`"):
+            construct(model=gp, beta=0.2)
+    with pytest.raises(ValueError, match="exactly one of width"):
+        get_acqf_input_constructor(TaskConditionedUCB)(model=gp)
+    with pytest.raises(TypeError, match="eta"):
+        AYGPUCB(**get_acqf_input_constructor(AYGPUCB)(model=gp, eta=0.1))
+
+
+def _branin(x1: float, x2: float) -> float:
+    from botorch.test_functions import Branin
+
+    return float(Branin()(torch.tensor([[x1, x2]], dtype=torch.float64)))
+
+
+def test_ax_minimization_improves_on_sobol():
+    """10 Ax trials (5 Sobol, 5 BoTorch with ``MartingaleMixtureUCB``) minimizing Branin."""
+    pytest.importorskip("ax")
+    from ax.adapter.registry import Generators
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.generation_strategy.generation_node import GenerationNode
+    from ax.generation_strategy.generation_strategy import GenerationStrategy
+    from ax.generation_strategy.generator_spec import GeneratorSpec
+    from ax.generation_strategy.transition_criterion import MinTrials
+
+    sobol = GeneratorSpec(generator_enum=Generators.SOBOL, generator_kwargs={"seed": 1})
+    botorch = GeneratorSpec(
+        generator_enum=Generators.BOTORCH_MODULAR,
+        generator_kwargs={
+            "botorch_acqf_class": MartingaleMixtureUCB,
+            "acquisition_options": {"delta": 0.05},
+        },
+    )
+    strategy = GenerationStrategy(
+        name="Sobol+MartingaleMixtureUCB",
+        nodes=[
+            GenerationNode(
+                name="Sobol",
+                generator_specs=[sobol],
+                transition_criteria=[MinTrials(threshold=5, transition_to="BoTorch")],
+            ),
+            GenerationNode(name="BoTorch", generator_specs=[botorch]),
+        ],
+    )
+    client = Client(random_seed=0)
+    client.configure_experiment(
+        parameters=[
+            RangeParameterConfig(name="x1", parameter_type="float", bounds=(-5.0, 10.0)),
+            RangeParameterConfig(name="x2", parameter_type="float", bounds=(0.0, 15.0)),
+        ]
+    )
+    client.configure_optimization(objective="-branin")  # minimize
+    client.set_generation_strategy(strategy)
+    values, nodes = [], []
+    for _ in range(10):
+        for index, parameters in client.get_next_trials(max_trials=1).items():
+            values.append(_branin(parameters["x1"], parameters["x2"]))
+            client.complete_trial(index, raw_data={"branin": values[-1]})
+            nodes.append(client._experiment.trials[index].generator_runs[0]._generation_node_name)
+    assert nodes == ["Sobol"] * 5 + ["BoTorch"] * 5
+    sobol_values, botorch_values = values[:5], values[5:]
+    assert min(botorch_values) <= min(sobol_values)
+    # the direction is honoured: maximizing Branin would send the trials up, not down
+    assert sum(botorch_values) / 5 < sum(sobol_values) / 5
