@@ -34,12 +34,13 @@ def data_rkhs_norm_bound(model: Model, noise_std: float | None, delta: float) ->
     r"""``B`` chosen from a single-output model's data (``norm_choice``): ``max(
     ||mu_t||_H, sigma / sqrt(max k(x_i, x_i)))`` in transformed units, with ``mu_t`` the
     posterior mean of the zero-mean GP on the centered transformed targets and
-    ``sigma`` the likelihood's noise level unless given. A practical choice without
+    ``sigma`` the likelihood's noise level unless given (for fixed per-point noise the
+    largest, as ``MartingaleMixtureBound.from_model``). A practical choice without
     the theorems' guarantee (they need ``B`` fixed in advance).
 
     Raises:
         TypeError, ValueError: For a model that ``models.single_output_data`` refuses,
-            or heteroskedastic noise without ``noise_std``.
+            or no training data.
 
     Example:
         >>> import torch
@@ -52,7 +53,7 @@ def data_rkhs_norm_bound(model: Model, noise_std: float | None, delta: float) ->
     """
     data = single_output_data(model)
     if noise_std is None:
-        noise_std = data.homoskedastic_noise_variance() ** 0.5
+        noise_std = float(data.noise_variance.max()) ** 0.5  # valid for every point
     gram = data.gram().double()
     return choose_rkhs_norm_bound(gram, data.centered_Y.double(), noise_std, delta)
 
@@ -133,8 +134,8 @@ class IGPUCB(_SingleTaskWidthUCB):
         r"""Build the acquisition.
 
         Args:
-            model: A fitted single-output exact GP with homoskedastic noise
-                (``models.single_output_data``).
+            model: A fitted single-output exact GP, learned or fixed (also
+                per-point) noise (``models.single_output_data``).
             rkhs_norm_bound: ``B > 0`` (transformed units); ``None``: from the data.
             delta: Confidence level in ``(0, 1)``.
             noise_std: ``sigma`` (transformed units); ``None``: ``sqrt(lambda)``.
@@ -144,8 +145,8 @@ class IGPUCB(_SingleTaskWidthUCB):
                 one weight.
 
         Raises:
-            TypeError, ValueError: For a model the route refuses, heteroskedastic
-                noise, bad numbers or a bad ``X_pending``.
+            TypeError, ValueError: For a model the route refuses, bad numbers or a
+                bad ``X_pending``.
             UnsupportedError: For another ``posterior_transform``.
         """
 
@@ -192,7 +193,8 @@ class AYGPUCB(_SingleTaskWidthUCB):
         r"""Build the acquisition.
 
         Args:
-            model: A fitted single-output exact GP with homoskedastic noise.
+            model: A fitted single-output exact GP, learned or fixed (also
+                per-point) noise.
             rkhs_norm_bound: ``B > 0`` (transformed units); ``None``: from the data.
             delta: Confidence level in ``(0, 1)``.
             noise_std: ``sigma`` (transformed units); ``None``: ``sqrt(lambda)``.

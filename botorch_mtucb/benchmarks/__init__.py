@@ -3,7 +3,8 @@
 The timing benchmarks measure our code against a baseline in the same run (a dense
 solve, a rebuild, MT-KB, cvxpy) and print the ratios, so a user can measure them on
 their own machine; ``coverage`` measures how often every confidence bound of the package
-misses ground truths of known RKHS norm. ``python -m botorch_mtucb benchmark --list``
+misses ground truths of known RKHS norm; ``botorch-loop`` runs the package's
+acquisitions in BoTorch's canonical loop against BoTorch's own. ``python -m botorch_mtucb benchmark --list``
 lists them.
 """
 
@@ -12,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from botorch_mtucb.benchmarks import coverage, icm_posterior, mm_bound_vs_cvxpy, mt_bkb_scaling
+from botorch_mtucb.benchmarks import (
+    botorch_loop,
+    coverage,
+    icm_posterior,
+    mm_bound_vs_cvxpy,
+    mt_bkb_scaling,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,7 @@ class Benchmark:
 
 
 BENCHMARKS: dict[str, Benchmark] = {
+    "botorch-loop": Benchmark(botorch_loop.DESCRIPTION, botorch_loop.main),
     "coverage": Benchmark(coverage.DESCRIPTION, coverage.main),
     "icm-posterior": Benchmark(icm_posterior.DESCRIPTION, icm_posterior.main),
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),

@@ -20,11 +20,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.confidence.information_gain import observation_information_gain
-from botorch_mtucb.models.gp_covariances import (
-    TrainingCovariance,
-    is_diagonal,
-    training_covariances,
-)
+from botorch_mtucb.models.gp_covariances import smallest_noise_variance, training_covariances
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,
@@ -123,35 +119,12 @@ def mt_kb_width(
     groups = training_covariances(model)
     gains = [observation_information_gain(g.kernel_matrix, g.noise_covariance) for g in groups]
     log_det = 2.0 * sum(gains[1:], gains[0])
-    scale = 1.0 if sigma is None else sigma / _smallest_noise_variance(groups).sqrt()
+    scale = 1.0 if sigma is None else sigma / smallest_noise_variance(groups).sqrt()
     return b + scale * torch.sqrt(2.0 * math.log(1.0 / delta) + log_det)
 
 
 def _is_package_model(model: object) -> bool:
     return hasattr(model, "information_gain") and hasattr(model, "regularization")
-
-
-def _smallest_noise_variance(groups: list[TrainingCovariance]) -> Tensor:
-    """``lambda_min(Sigma)`` over all groups (of the broadcast batch shape)."""
-    smallest = []
-    for group in groups:
-        Sigma = group.noise_covariance
-        if Sigma.shape[-1] == 0:
-            continue
-        if is_diagonal(Sigma):
-            smallest.append(Sigma.diagonal(dim1=-2, dim2=-1).amin(-1))
-        else:
-            smallest.append(torch.linalg.eigvalsh(Sigma)[..., 0])
-    if not smallest:
-        raise ValueError(
-            "the model has no training data, so no noise level: pass a model with data"
-        )
-    value = smallest[0]
-    for other in smallest[1:]:
-        value = torch.minimum(value, other)
-    if not (value > 0).all():
-        raise ValueError("the model's noise covariance must be positive definite")
-    return value
 
 
 def mt_bkb_width(

@@ -1,4 +1,4 @@
-"""Widths of the single-task GP-UCB baselines that the papers compare against.
+r"""Widths of the single-task GP-UCB baselines that the papers compare against.
 
 * IGP-UCB (Chowdhury & Gopalan 2017, Theorem 2) and AY-GP-UCB (Abbasi-Yadkori 2012,
   Theorem 3.11), in the form of paper 002, Appendix C.2 (``igp_ucb_width``,
@@ -13,12 +13,29 @@ This is *not* BoTorch's ``UpperConfidenceBound(beta=...)``, which multiplies
 ``sqrt(beta)``.
 
 ``igp_ucb_width`` and ``ay_gp_ucb_width`` also take a fitted BoTorch model in place of
-the information gain (a single-output GP, a batched multi-output ``SingleTaskGP`` or a
-``ModelListGP``: one width per output). The gain is then computed from the model's
-kernel on its own transformed training data with its likelihood noise variance
-``lambda`` (``models.output_data``), and the width multiplies the model's posterior
-standard deviation, whose regularization is ``lambda``; ``rkhs_norm_bound`` and
-``noise_std`` are then in the model's transformed outcome units (after ``Standardize``).
+the information gain: a single-output GP, a multi-output ``SingleTaskGP`` or a
+``ModelListGP`` (one width per output), a ``MultiTaskGP`` or ``KroneckerMultiTaskGP``
+(one joint width for all tasks: the multi-task kernel ``Gamma(x, x')_{ij}`` is a scalar
+kernel on ``X x [n]`` with the same RKHS norm, and each observation of task ``i`` at
+``x`` a scalar observation at ``(x, i)``). The gain is computed from the model's kernel
+on its own transformed training data and its likelihood noise covariance ``Sigma`` (per
+task, per point; ``models.gp_covariances``), and the width multiplies the model's own
+posterior standard deviation. When ``Sigma`` is not ``lambda I`` the theorems are applied
+to the whitened observations ``Sigma^{-1/2} y`` (kernel ``Sigma^{-1/2} K Sigma^{-1/2}``,
+the same RKHS norm, regularization 1; the weighted least squares of Kirschner & Krause
+2018, COLT, as in ``mt_kb_width``):
+
+.. math::
+    \beta^{IGP}_t = B + \sigma_w \sqrt{1 + \eta}
+        \sqrt{2 \gamma_t + t \eta + 2 \ln(1/\delta)},\qquad
+    \beta^{AY}_t = B + \sigma_w \sqrt{2 \gamma_t + 2 \ln(1/\delta)},
+
+with ``gamma_t = 1/2 ln det(I + Sigma^{-1/2} K_t Sigma^{-1/2})``, ``t`` the number of
+scalar observations and ``sigma_w = sigma / sqrt(lambda_min(Sigma))`` (``1`` for
+``noise_std=None``: the likelihood's Gaussian noise taken as the noise). For
+``Sigma = lambda I`` these are the formulas of the two functions with regularization
+``lambda`` (IGP-UCB for the kernel ``(1 + eta) k / lambda``). ``rkhs_norm_bound`` and
+``noise_std`` are in the model's transformed outcome units (after ``Standardize``).
 """
 
 from __future__ import annotations
@@ -31,9 +48,15 @@ from botorch.models.model import Model
 from botorch.models.model_list_gp_regression import ModelListGP
 from torch import Tensor
 
-from botorch_mtucb.confidence.information_gain import information_gain as _gain
+from botorch_mtucb.confidence.information_gain import observation_information_gain
 from botorch_mtucb.confidence.scalarized_widths import sketch_distortion
-from botorch_mtucb.models.single_output_data import SingleOutputData, output_data
+from botorch_mtucb.models.gp_covariances import (
+    TrainingCovariance,
+    is_multi_task_model,
+    smallest_noise_variance,
+    training_covariances,
+)
+from botorch_mtucb.models.single_output_data import output_data
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,
@@ -73,18 +96,19 @@ def igp_ucb_width(
         \gamma^\lambda_t = \tfrac12 \ln\det(I + K_t / \lambda),
 
     to multiply the model's own posterior standard deviation (the formula above for
-    ``lambda = 1 + eta``).
+    ``lambda = 1 + eta``; per-task or per-point noise and multi-task models: the
+    whitened form of the module docstring).
 
     Args:
         information_gain: ``gamma_t = 1/2 log det(I + K_t / (1 + eta))`` of the data
             seen (nats, ``>= 0``), as the reference code does instead of the maximum
-            information gain; or a fitted BoTorch model (single-output GP, batched
-            multi-output ``SingleTaskGP`` or ``ModelListGP``, homoskedastic noise).
+            information gain; or a fitted BoTorch model (module docstring).
         num_observations: ``t``, the number of observations (an int ``>= 0``); not
             given with a model (its ``t``).
         rkhs_norm_bound: ``B >= ||f||_k`` (with a model: of the transformed outcome).
         noise_std: Sub-Gaussian noise level ``sigma >= 0``; with a model, ``None``
-            takes ``sqrt(lambda)`` (transformed units).
+            takes the likelihood's noise (``sqrt(lambda)`` for one noise variance,
+            transformed units).
         delta: Confidence level in (0, 1).
         eta: IGP-UCB's ``eta > 0`` (the regularization is ``1 + eta``); with a model,
             ``None`` takes ``2 / t`` (C&G's ``2 / T`` with the current ``t`` for the
@@ -93,13 +117,14 @@ def igp_ucb_width(
 
     Returns:
         A 0-d float64 tensor (or the dtype of ``information_gain``); with a model, a
-        0-d tensor for a single-output model and one width per output (``m``) for a
-        multi-output model or a ``ModelListGP``.
+        0-d tensor for a single-output model and for the joint width of a
+        ``MultiTaskGP`` / ``KroneckerMultiTaskGP``, one width per output (``m``) for a
+        multi-output ``SingleTaskGP`` or a ``ModelListGP``.
 
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B``, ``sigma``, ``t`` or
             information gain, ``eta <= 0``, ``num_observations`` given with a model,
-            or a model with heteroskedastic noise.
+            or a model without training data.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...), ``num_observations`` not an int (``2.5``)
             or ``information_gain`` neither a real tensor nor a model the route reads
@@ -120,12 +145,13 @@ def igp_ucb_width(
     """
     if isinstance(information_gain, Model):
         _no_model_argument(num_observations, "num_observations")
+        b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
+        delta = check_delta(delta)
 
-        def width(data: SingleOutputData, lam: float, gamma: Tensor, sigma: float) -> Tensor:
-            t = data.num_observations
-            step = 2.0 / max(t, 1) if eta is None else eta
-            scale = math.sqrt((1.0 + check_positive(step, "eta")) / lam)
-            return igp_ucb_width(gamma, t, rkhs_norm_bound, sigma * scale, delta, step)
+        def width(gamma: Tensor, t: int, sigma_w: Tensor) -> Tensor:
+            step = check_positive(2.0 / max(t, 1) if eta is None else eta, "eta")
+            log_term = 2.0 * gamma + t * step + 2.0 * math.log(1.0 / delta)
+            return b + sigma_w * math.sqrt(1.0 + step) * torch.sqrt(log_term)
 
         return _widths_of_model(information_gain, noise_std, width)
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
@@ -161,24 +187,22 @@ def ay_gp_ucb_width(
 
     Args:
         information_gain: ``gamma_t = 1/2 ln det(I + K_t / lambda)`` of the data seen
-            (nats, ``>= 0``), or a fitted BoTorch model (single-output GP, batched
-            multi-output ``SingleTaskGP`` or ``ModelListGP``, homoskedastic noise).
+            (nats, ``>= 0``), or a fitted BoTorch model (module docstring).
         rkhs_norm_bound: ``B >= ||f||_k`` (with a model: of the transformed outcome).
         noise_std: Sub-Gaussian noise level ``sigma >= 0``; with a model, ``None``
-            takes ``sqrt(lambda)`` (transformed units).
+            takes the likelihood's noise (``sqrt(lambda)`` for one noise variance,
+            transformed units).
         delta: Confidence level in (0, 1).
         regularization: ``lambda > 0``; not given with a model (its noise variance).
 
     Returns:
         A float64 tensor of the shape of ``information_gain`` (units of ``f`` per unit
-        of standard deviation); with a model, a 0-d tensor for a single-output model
-        and one width per output (``m``) otherwise.
+        of standard deviation); with a model, as ``igp_ucb_width``.
 
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B`` or ``sigma``, negative
             or non-finite information gain, ``regularization <= 0``,
-            ``regularization`` given with a model, or a model with heteroskedastic
-            noise.
+            ``regularization`` given with a model, or a model without training data.
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...) or ``information_gain`` neither a real tensor
             nor a model the route reads (``models.output_data``).
@@ -198,9 +222,11 @@ def ay_gp_ucb_width(
     """
     if isinstance(information_gain, Model):
         _no_model_argument(regularization, "regularization")
+        b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
+        delta = check_delta(delta)
 
-        def width(data: SingleOutputData, lam: float, gamma: Tensor, sigma: float) -> Tensor:
-            return ay_gp_ucb_width(gamma, rkhs_norm_bound, sigma, delta, lam)
+        def width(gamma: Tensor, t: int, sigma_w: Tensor) -> Tensor:
+            return b + sigma_w * torch.sqrt(2.0 * gamma + 2.0 * math.log(1.0 / delta))
 
         return _widths_of_model(information_gain, noise_std, width)
     b = check_nonnegative(rkhs_norm_bound, "rkhs_norm_bound")
@@ -219,18 +245,41 @@ def _no_model_argument(value: object, name: str) -> None:
 def _widths_of_model(
     model: Model,
     noise_std: float | None,
-    width: Callable[[SingleOutputData, float, Tensor, float], Tensor],
+    width: Callable[[Tensor, int, Tensor], Tensor],
 ) -> Tensor:
-    """``width(data, lambda, gamma^lambda_t, sigma)`` for each output of ``model``: 0-d
-    for a single-output model, ``m`` otherwise."""
+    r"""``width(gamma, t, sigma_w)`` for each output of ``model`` (module docstring).
+
+    Per a-priori independent group of scalar observations (``training_covariances``):
+    ``gamma = 1/2 log det(I + Sigma^{-1/2} K Sigma^{-1/2})``, ``t`` its number of scalar
+    observations and ``sigma_w = sigma / sqrt(lambda_min(Sigma))`` (``1`` for
+    ``noise_std=None``), the noise level of the whitened observations. A 0-d tensor for
+    a single-output model and for the joint width of a ``MultiTaskGP`` or
+    ``KroneckerMultiTaskGP``; one width per output (``m``) for a multi-output
+    ``SingleTaskGP`` and a ``ModelListGP`` (a multi-task member's joint width repeated
+    for each of its outputs).
+    """
+    sigma = None if noise_std is None else check_nonnegative(noise_std, "noise_std")
+    members = model.models if isinstance(model, ModelListGP) else [model]
     widths = []
-    for data in output_data(model):
-        lam = data.homoskedastic_noise_variance()
-        gamma = _gain(data.gram().to(torch.float64), lam)
-        sigma = math.sqrt(lam) if noise_std is None else noise_std
-        widths.append(width(data, lam, gamma, sigma))
-    stacked = torch.stack(widths)
-    single = model.num_outputs == 1 and not isinstance(model, ModelListGP)
+    for member in members:
+        joint = is_multi_task_model(member)
+        if not joint:
+            output_data(member)  # the single-output route's checks and messages
+        groups = training_covariances(member)
+        for group in groups:
+            K = group.kernel_matrix.detach().to(torch.float64)
+            Sigma = group.noise_covariance.detach().to(torch.float64)
+            gamma = observation_information_gain(K, Sigma)
+            lam_min = smallest_noise_variance([TrainingCovariance(K, Sigma, K[..., 0])])
+            sigma_w = torch.ones_like(lam_min) if sigma is None else sigma / lam_min.sqrt()
+            value = width(gamma, K.shape[-1], sigma_w).reshape(-1)
+            if joint:
+                value = value.expand(member.num_outputs)
+            widths.append(value)
+    stacked = torch.cat(widths)
+    single = (model.num_outputs == 1 or is_multi_task_model(model)) and not isinstance(
+        model, ModelListGP
+    )
     return stacked[0] if single else stacked
 
 

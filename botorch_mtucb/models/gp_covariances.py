@@ -21,7 +21,7 @@ import torch
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.gpytorch import BatchedMultiOutputGPyTorchModel
 from botorch.models.model import Model, ModelList
-from botorch.models.multitask import KroneckerMultiTaskGP
+from botorch.models.multitask import KroneckerMultiTaskGP, MultiTaskGP
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.models import ExactGP
 from linear_operator.operators import DiagLinearOperator
@@ -150,6 +150,61 @@ def is_diagonal(matrix: Tensor) -> bool:
         (True, False)
     """
     return bool((matrix - torch.diag_embed(matrix.diagonal(dim1=-2, dim2=-1))).eq(0).all())
+
+
+def smallest_noise_variance(groups: list[TrainingCovariance]) -> Tensor:
+    """``lambda_min(Sigma)`` over all groups (of the broadcast batch shape).
+
+    Raises:
+        ValueError: Without training data, or for a noise covariance that is not
+            positive definite.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.models.gp_covariances import (
+        ...     TrainingCovariance, smallest_noise_variance)
+        >>> group = TrainingCovariance(torch.eye(2), torch.diag(torch.tensor([0.3, 0.1])),
+        ...                            torch.zeros(2))
+        >>> round(float(smallest_noise_variance([group])), 6)
+        0.1
+    """
+    smallest = []
+    for group in groups:
+        Sigma = group.noise_covariance
+        if Sigma.shape[-1] == 0:
+            continue
+        if is_diagonal(Sigma):
+            smallest.append(Sigma.diagonal(dim1=-2, dim2=-1).amin(-1))
+        else:
+            smallest.append(torch.linalg.eigvalsh(Sigma)[..., 0])
+    if not smallest:
+        raise ValueError(
+            "the model has no training data, so no noise level: pass a model with data"
+        )
+    value = smallest[0]
+    for other in smallest[1:]:
+        value = torch.minimum(value, other)
+    if not (value > 0).all():
+        raise ValueError("the model's noise covariance must be positive definite")
+    return value
+
+
+def is_multi_task_model(model: object) -> bool:
+    """Whether ``model`` correlates its outputs a priori (``MultiTaskGP`` or
+    ``KroneckerMultiTaskGP``, or any model with a task feature): its outputs form one
+    group of scalar observations, with one joint width.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models.gp_covariances import is_multi_task_model
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> is_multi_task_model(SingleTaskGP(X, X))
+        False
+    """
+    return isinstance(model, (MultiTaskGP, KroneckerMultiTaskGP)) or (
+        getattr(model, "_task_feature", None) is not None
+    )
 
 
 @contextmanager

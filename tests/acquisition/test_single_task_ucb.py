@@ -144,8 +144,9 @@ def test_sequential_batches_and_errors():
     with pytest.raises(ValueError, match="q = 1 is required"):
         optimize_acqf(acqf, box, q=3, num_restarts=2, raw_samples=32)
     X = torch.rand(6, 1, dtype=torch.float64)
-    with pytest.raises(ValueError, match="heteroskedastic"):
-        IGPUCB(SingleTaskGP(X, X.sin(), train_Yvar=0.01 + X.square()), rkhs_norm_bound=B)
+    unequal = SingleTaskGP(X, X.sin(), train_Yvar=0.01 + X.square())  # per-point noise
+    assert IGPUCB(unequal, rkhs_norm_bound=B).width > B
+    assert AYGPUCB(unequal).rkhs_norm_bound_from_data
     with pytest.raises(TypeError, match="exact GP of BoTorch"):
         AYGPUCB(object(), rkhs_norm_bound=B)
     with pytest.raises(ValueError, match="X_pending"):

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 from botorch.models import ModelListGP, SingleTaskGP
+from botorch_models import CASE_NAMES as BOTORCH_CASES
+from botorch_models import build_botorch_case, numpy_gain
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 
 from botorch_mtucb.confidence import (
@@ -257,10 +259,59 @@ def test_model_route_errors():
         igp_ucb_width(model, 10, B, SIGMA, DELTA, 0.1)
     with pytest.raises(ValueError, match="regularization is read from the model"):
         ay_gp_ucb_width(model, B, SIGMA, DELTA, 0.1)
-    generator = torch.Generator().manual_seed(0)
-    X = torch.rand(6, 1, generator=generator, dtype=torch.float64)
-    unequal = SingleTaskGP(X, X.sin(), train_Yvar=0.01 + X.square())
-    with pytest.raises(ValueError, match="heteroskedastic"):
-        ay_gp_ucb_width(unequal, B, delta=DELTA)
     with pytest.raises(TypeError, match="rkhs_norm_bound must be"):
         ay_gp_ucb_width(model, delta=DELTA)
+
+
+@pytest.mark.parametrize("name", BOTORCH_CASES)
+def test_whitened_widths_of_every_botorch_model_match_numpy(name, dtype):
+    """Per-task / per-point noise and multi-task models: B + sigma_w sqrt(1 + eta)
+    sqrt(2 gamma + t eta + 2 ln(1/delta)) (IGP) and B + sigma_w sqrt(2 gamma + 2
+    ln(1/delta)) (AY), gamma = 1/2 log det(I + Sigma^-1/2 K Sigma^-1/2) and sigma_w =
+    sigma / sqrt(lambda_min(Sigma)) per independent group, from the NumPy K and Sigma."""
+    case = build_botorch_case(name, dtype)
+    model, eta, sigma = case.model, 0.05, 0.3
+    tol = 1e-8 if dtype == torch.float64 else 2e-4
+    joint = name.startswith(("multitask", "kronecker"))
+    expected_igp, expected_ay, expected_ay_none = [], [], []
+    for K, Sigma in case.groups:
+        gamma, t = numpy_gain([(K, Sigma)]), K.shape[0]
+        sigma_w = sigma / math.sqrt(np.linalg.eigvalsh(Sigma).min())
+        log_igp = 2 * gamma + t * eta + 2 * math.log(1 / DELTA)
+        expected_igp.append(B + sigma_w * math.sqrt(1 + eta) * math.sqrt(log_igp))
+        expected_ay.append(B + sigma_w * math.sqrt(2 * gamma + 2 * math.log(1 / DELTA)))
+        expected_ay_none.append(B + math.sqrt(2 * gamma + 2 * math.log(1 / DELTA)))
+    igp = igp_ucb_width(model, rkhs_norm_bound=B, noise_std=sigma, delta=DELTA, eta=eta)
+    ay = ay_gp_ucb_width(model, rkhs_norm_bound=B, noise_std=sigma, delta=DELTA)
+    ay_none = ay_gp_ucb_width(model, rkhs_norm_bound=B, delta=DELTA)
+    if joint or name in ("single", "fixed_noise"):
+        assert igp.shape == ay.shape == ()
+    else:
+        assert igp.shape == (case.num_tasks,)
+    assert igp.reshape(-1).tolist() == pytest.approx(expected_igp, rel=tol)
+    assert ay.reshape(-1).tolist() == pytest.approx(expected_ay, rel=tol)
+    assert ay_none.reshape(-1).tolist() == pytest.approx(expected_ay_none, rel=tol)
+
+
+def test_a_multi_task_member_of_a_model_list_gets_its_joint_width_per_output():
+    multitask = build_botorch_case("multitask").model
+    single, *_ = fitted_model()
+    listed = ay_gp_ucb_width(ModelListGP(multitask, single), rkhs_norm_bound=B, delta=DELTA)
+    joint = ay_gp_ucb_width(multitask, rkhs_norm_bound=B, delta=DELTA)
+    alone = ay_gp_ucb_width(single, rkhs_norm_bound=B, delta=DELTA)
+    assert listed.shape == (multitask.num_outputs + 1,)
+    assert listed.tolist() == [float(joint)] * multitask.num_outputs + [float(alone)]
+
+
+def test_heteroskedastic_fixed_noise_is_the_weighted_theorem():
+    """Unequal train_Yvar: gamma with Sigma = diag(Yvar) and sigma_w = 1 (noise_std=None);
+    the width shrinks to the homoskedastic one when all Yvar are equal."""
+    generator = torch.Generator().manual_seed(0)
+    X = torch.rand(6, 1, generator=generator, dtype=torch.float64)
+    Yvar = 0.01 + X.square()
+    model = SingleTaskGP(X, X.sin(), train_Yvar=Yvar, outcome_transform=None)
+    model.covar_module.lengthscale = torch.tensor(0.3, dtype=torch.float64)
+    K = np.exp(-0.5 * (X.numpy() - X.numpy().T) ** 2 / 0.3**2)
+    gamma = numpy_gain([(K, np.diag(Yvar.numpy()[:, 0]))])
+    expected = B + math.sqrt(2 * gamma + 2 * math.log(1 / DELTA))
+    assert float(ay_gp_ucb_width(model, B, delta=DELTA)) == pytest.approx(expected, rel=1e-10)

@@ -5,6 +5,7 @@ eq. (10)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -71,8 +72,9 @@ def dense_dual_objective(K, kx, kxx, y, radius_sq, norm, alpha, sign=1.0) -> flo
     return mu + sign * rt / math.sqrt(alpha) * rho
 
 
-def socp_bound(K, kx, kxx, y, radius, norm, upper=True) -> float:
-    """Eq. (10) of paper 002 with cvxpy: max / min k_{t+1}(x)^T w s.t. the two cones."""
+def socp_bound(K, kx, kxx, y, radius, norm, upper=True, tolerance=None) -> float:
+    """Eq. (10) of paper 002 with cvxpy: max / min k_{t+1}(x)^T w s.t. the two cones
+    (``tolerance``: Clarabel's gap and feasibility tolerances, default its own 1e-8)."""
     t = len(y)
     full = np.block([[K, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
     eigenvalues, eigenvectors = np.linalg.eigh(full)
@@ -81,4 +83,9 @@ def socp_bound(K, kx, kxx, y, radius, norm, upper=True) -> float:
     objective = np.append(kx, kxx) @ w
     constraints = [cp.norm(full[:t, :] @ w - y) <= radius, cp.norm(root @ w) <= norm]
     sense = cp.Maximize(objective) if upper else cp.Minimize(objective)
-    return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL)
+    options = {}
+    if tolerance is not None:
+        options = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate" at tight tolerances
+        return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL, **options)

@@ -83,3 +83,30 @@ def test_bad_input():
         choose_rkhs_norm_bound(K, Y, 0.0, DELTA)
     with pytest.raises(ValueError, match="delta"):
         choose_rkhs_norm_bound(K, Y, 0.1, 1.5)
+
+
+@pytest.mark.parametrize("kernel_name", ["linear", "polynomial"])
+def test_non_stationary_kernels_need_no_constant_prior_variance(kernel_name):
+    """The rule uses max_i k(x_i, x_i), not a constant k(x, x): a linear or polynomial
+    kernel (k(x, x) growing with |x|) on a SingleTaskGP gets a non-empty set whose B is
+    the rule's value computed by hand, and bounds that contain the posterior mean."""
+    from botorch.models import SingleTaskGP
+    from gpytorch.kernels import LinearKernel, PolynomialKernel
+
+    generator = torch.Generator().manual_seed(3)
+    X = 3.0 * torch.rand(15, 2, generator=generator, dtype=torch.float64)
+    Y = X.sum(-1, keepdim=True) ** 2 + 0.05 * torch.randn(15, 1, generator=generator).double()
+    kernel = LinearKernel() if kernel_name == "linear" else PolynomialKernel(power=2)
+    model = SingleTaskGP(X, Y, covar_module=kernel.double(), outcome_transform=None)
+    model.likelihood.noise = torch.tensor(0.01, dtype=torch.float64)
+    model.mean_module.constant.data.fill_(0.0)
+    bound = MartingaleMixtureBound.from_model(model, delta=DELTA)
+    K = gram(model.covar_module, X, X)
+    assert np.ptp(K.diagonal()) > 1.0  # not stationary
+    norm, _ = dense_mean_norm(K, Y.numpy()[:, 0], 0.01)
+    expected = max(norm, 0.1 / math.sqrt(K.diagonal().max()))
+    assert bound.rkhs_norm_bound == pytest.approx(expected, rel=1e-6)
+    test_X = 3.0 * torch.rand(20, 2, generator=generator, dtype=torch.float64)
+    with torch.no_grad():
+        mean = model.posterior(test_X).mean.squeeze(-1)
+    assert (bound.lower(test_X) <= mean + 1e-6).all() and (mean <= bound.upper(test_X) + 1e-6).all()
