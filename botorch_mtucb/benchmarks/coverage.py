@@ -42,6 +42,7 @@ Usage::
 
     python -m botorch_mtucb benchmark coverage             # R = 200, T = 100, delta = 0.5
     python -m botorch_mtucb benchmark coverage --quick     # R = 20, T = 20 (seconds)
+    python -m botorch_mtucb benchmark coverage --bounds "MT-CMM (000)" "MT-CMM (001)"
 """
 
 from __future__ import annotations
@@ -223,20 +224,24 @@ def _initialize_worker(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def rows_to_run() -> list[tuple[BoundCase, float]]:
-    """Every bound told ``B``, then the controls told ``B / 4``.
+def rows_to_run(names: Sequence[str] | None = None) -> list[tuple[BoundCase, float]]:
+    """Every bound told ``B``, then the controls told ``B / 4`` (only the bounds
+    ``names``, and their controls, if given).
 
     Example:
         >>> from botorch_mtucb.benchmarks.coverage import rows_to_run
         >>> [(case.name, factor) for case, factor in rows_to_run()][-1]
         ('IGP-UCB', 0.25)
     """
-    rows = [(case, 1.0) for case in CASES]
-    return rows + [(case, CONTROL_FACTOR) for case in CASES if case.name in CONTROLS]
+    cases = [case for case in CASES if names is None or case.name in names]
+    rows = [(case, 1.0) for case in cases]
+    return rows + [(case, CONTROL_FACTOR) for case in cases if case.name in CONTROLS]
 
 
-def measure(settings: Settings, workers: int = 1, threads: int = 1) -> list[RowResult]:
-    """Every row of ``rows_to_run`` over ``settings.runs`` runs, in ``workers`` processes
+def measure(
+    settings: Settings, workers: int = 1, threads: int = 1, names: Sequence[str] | None = None
+) -> list[RowResult]:
+    """Every row of ``rows_to_run(names)`` over ``settings.runs`` runs, in ``workers`` processes
     of ``threads`` torch threads each (``workers = 1``: in this process); prints one line
     per row as it ends.
 
@@ -247,14 +252,14 @@ def measure(settings: Settings, workers: int = 1, threads: int = 1) -> list[RowR
           MT-KB: 0/2 violations (... s)
         ...
         >>> len(rows)
-        16
+        20
     """
     executor = None
     if workers > 1:
         executor = ProcessPoolExecutor(workers, initializer=_initialize_worker, initargs=(threads,))
     results = []
     try:
-        for case, factor in rows_to_run():
+        for case, factor in rows_to_run(names):
             start = time.perf_counter()
             runs = range(settings.runs)
             if executor is None:
@@ -322,6 +327,13 @@ def _parser():
         help="processes (default: the available CPUs, %(default)s)",
     )
     parser.add_argument(
+        "--bounds",
+        nargs="+",
+        choices=[case.name for case in CASES],
+        metavar="NAME",
+        help="only these bounds (and their B/4 controls); default: all",
+    )
+    parser.add_argument(
         "--output",
         default="results/coverage.json",
         help="JSON file; the CSV goes next to it (default: %(default)s)",
@@ -358,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "worker(s)",
             flush=True,
         )
-        results = measure(settings, args.workers, threads)
+        results = measure(settings, args.workers, threads, args.bounds)
     seconds = time.perf_counter() - start
     print()
     print(table(results))

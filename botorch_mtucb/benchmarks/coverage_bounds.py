@@ -27,7 +27,15 @@ What each theorem bounds (``f`` of norm at most the ``rkhs_norm_bound`` given):
   ``lower_t(x) <= f(x) <= upper_t(x)``, w.p. ``1 - delta``; an empty confidence set
   counts as a violation;
 * IGP-UCB and AY-GP-UCB (paper 002, Appendix C.2): ``|f(x) - mu_t(x)| <= beta_t
-  rho_t(x)``, w.p. ``1 - delta``.
+  rho_t(x)``, w.p. ``1 - delta``;
+* the multi-task martingale mixture (issue 12, ``MultiTaskMartingaleMixtureBound``):
+  ``lower_t(x, e_i) <= f_i(x) <= upper_t(x, e_i)`` for every task, ``x`` and ``t``, w.p.
+  ``1 - delta``, given ``||f||_Gamma <= B`` in the RKHS of the multi-task kernel and
+  noise components independent across tasks. Paper 000's family: ``Gamma = k B`` with
+  the truth's ``B`` and its norm ``B``, full-vector data. Paper 001's family:
+  ``Gamma = k K_task(b)``, task-indexed data, and the norm bound ``B sqrt(N (1 + b
+  eps^2))`` of paper 001, Sections A.1-A.2 (``||f~||^2 = sum_i ||f_i||^2 + b sum_i ||f_i -
+  f_avg||^2``, with ``B = max_i ||f_i||`` and the exact ``eps`` of eq. 5).
 """
 
 from __future__ import annotations
@@ -50,6 +58,10 @@ from botorch_mtucb.bandits import (
     confidence_rule,
 )
 from botorch_mtucb.benchmarks.coverage_truths import KernelExpansion
+from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
+    MultiTaskMartingaleMixtureBound,
+)
+from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.scalarization import LinearScalarization, sample_linear_weights
 from botorch_mtucb.utils import FiniteDomain
 
@@ -303,6 +315,81 @@ class KernelUCBTracker:
         self.rule.update(x, (self.setup.values[index] + noise).reshape(1, 1))
 
 
+class MultiTaskMixtureTracker:
+    r"""The exact multi-task martingale-mixture bound (issue 12) on paper 000's family
+    (full-vector data, the truth's ICM kernel, a linear scalarization drawn each round:
+    UCB ``upper(x, w)``) or paper 001's (task-indexed data, ``K_task(b) (x) k``, a task
+    revealed each round: UCB ``upper(x, e_i)``); the margins are those of every task's band
+    at every candidate.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.coverage_bounds import MultiTaskMixtureTracker, RunSetup
+        >>> from botorch_mtucb.benchmarks.coverage_truths import sample_related_tasks
+        >>> from botorch_mtucb.problems import make_kernel
+        >>> kernel = make_kernel("rbf", 0.2)
+        >>> truth = sample_related_tasks(kernel, 1, 3, 1.0, 0.3, torch.Generator())
+        >>> setup = RunSetup(kernel, torch.rand(5, 1, dtype=torch.float64), truth, 0.1, 10)
+        >>> tracker = MultiTaskMixtureTracker.task_indexed(setup, 1.0, 0.5)
+        >>> ucb, margin = tracker.evaluate(torch.Generator())
+        >>> ucb.shape, margin.shape, bool((margin >= 0).all())
+        (torch.Size([5]), torch.Size([3, 5]), True)
+    """
+
+    def __init__(self, setup: RunSetup, bound: MultiTaskMartingaleMixtureBound) -> None:
+        self.setup = setup
+        self.bound = bound
+        self.observation_size = 1 if not bound.full_vector else setup.num_tasks
+
+    @classmethod
+    def full_vector(
+        cls, setup: RunSetup, rkhs_norm_bound: float, delta: float
+    ) -> MultiTaskMixtureTracker:
+        """Paper 000's family: ``Gamma = k B`` (the truth's ``B``), ``||f||_Gamma <= B``."""
+        X = setup.candidates[:0]
+        bound = MultiTaskMartingaleMixtureBound(
+            X, X.new_zeros(0, setup.num_tasks), setup.kernel, setup.truth.task_covariance,
+            rkhs_norm_bound, setup.noise_std, delta,
+        )  # fmt: skip
+        return cls(setup, bound)
+
+    @classmethod
+    def task_indexed(
+        cls, setup: RunSetup, rkhs_norm_bound: float, delta: float
+    ) -> MultiTaskMixtureTracker:
+        """Paper 001's family: ``K_task(b) (x) k``, norm bound ``B sqrt(N (1 + b eps^2))``."""
+        n, b = setup.num_tasks, KERNEL_PARAMETER_001
+        eps = setup.truth.task_deviation()
+        norm = rkhs_norm_bound * (n * (1.0 + b * eps**2)) ** 0.5
+        X = setup.candidates[:0]
+        bound = MultiTaskMartingaleMixtureBound(
+            X, X.new_zeros(0, 1), setup.kernel, UniformSimilarityTaskKernel.from_b(n, b), norm,
+            setup.noise_std, delta, train_tasks=torch.zeros(0, dtype=torch.long),
+        )  # fmt: skip
+        return cls(setup, bound)
+
+    def evaluate(self, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """The round's UCB (``N``) and every task's margins (``n x N``)."""
+        X = self.setup.candidates
+        upper, lower = self.bound.upper(X), self.bound.lower(X)  # N x n
+        if self.bound.full_vector:
+            self.weights = sample_linear_weights(self.setup.num_tasks, generator=generator)
+            ucb = self.bound.upper(X, weights=self.weights.to(X))
+        else:
+            self.task = int(torch.randint(self.setup.num_tasks, (1,), generator=generator))
+            ucb = upper[:, self.task]
+        return ucb, band_margin(self.setup.values.T, lower.T, upper.T)
+
+    def update(self, index: int, noise: Tensor, generator: torch.Generator | None) -> None:
+        """``append_observations`` of ``y = f(x) + noise`` (all tasks, or the revealed one)."""
+        x = self.setup.candidates[index].reshape(1, -1)
+        if self.bound.full_vector:
+            self.bound.append_observations(x, (self.setup.values[index] + noise).reshape(1, -1))
+        else:
+            y = (self.setup.values[index, self.task] + noise).reshape(1, 1)
+            self.bound.append_observations(x, y, torch.tensor([self.task]))
+
+
 @dataclass(frozen=True)
 class BoundCase:
     """One row of the benchmark: a bound, the family whose ground truths it is run on,
@@ -314,7 +401,7 @@ class BoundCase:
     Example:
         >>> from botorch_mtucb.benchmarks.coverage_bounds import CASES
         >>> [case.name for case in CASES if case.family == "000"]
-        ['MT-KB', 'MT-BKB']
+        ['MT-KB', 'MT-BKB', 'MT-CMM (000)']
     """
 
     name: str
@@ -339,6 +426,7 @@ def _kernel_ucb(method: str) -> Callable[[RunSetup, float, float], KernelUCBTrac
 CASES: tuple[BoundCase, ...] = (
     BoundCase("MT-KB", "000", "000 Thm 1-2", ScalarizedTracker.mt_kb),
     BoundCase("MT-BKB", "000", "000 Lem 9, Thm 3", ScalarizedTracker.mt_bkb),
+    BoundCase("MT-CMM (000)", "000", "002 Lem 4.2 on X x [n]", MultiTaskMixtureTracker.full_vector),
     *(
         BoundCase(
             f"001 {rule}",
@@ -349,6 +437,7 @@ CASES: tuple[BoundCase, ...] = (
         )
         for rule in ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
     ),
+    BoundCase("MT-CMM (001)", "001", "002 Lem 4.2, 001 A.1", MultiTaskMixtureTracker.task_indexed),
     BoundCase("CMM (exact)", "002", "002 Lem 4.2, eq 12", _kernel_ucb("CMM-UCB")),
     BoundCase("DMM (grid)", "002", "002 eq 12, Sec 5.4", _kernel_ucb("DMM-UCB")),
     BoundCase("AMM (analytic)", "002", "002 Cor 4.6", _kernel_ucb("AMM-UCB")),
@@ -357,9 +446,12 @@ CASES: tuple[BoundCase, ...] = (
 )
 """Every bound of the package, in the order of the table."""
 
-CONTROLS: tuple[str, ...] = ("MT-KB", "001 new", "CMM (exact)", "IGP-UCB")
+CONTROLS: tuple[str, ...] = (
+    "MT-KB", "MT-CMM (000)", "001 new", "MT-CMM (001)", "CMM (exact)", "IGP-UCB"
+)  # fmt: skip
 """The bounds also run told ``B / 4``: one per family (MT-KB, 001 ``new``, the exact
-martingale mixture, the tightest bound, and IGP-UCB, the tighter of its baselines)."""
+martingale mixture, the tightest bound, and IGP-UCB, the tighter of its baselines) and
+the two multi-task martingale mixtures."""
 
 CONTROL_FACTOR = 0.25
 
@@ -369,6 +461,7 @@ __all__ = [
     "CONTROL_FACTOR",
     "BoundCase",
     "KernelUCBTracker",
+    "MultiTaskMixtureTracker",
     "RunSetup",
     "ScalarizedTracker",
     "TaskIndexedTracker",

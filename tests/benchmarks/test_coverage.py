@@ -203,7 +203,7 @@ def test_task_indexed_tracker_picks_what_mt_ucb_picks():
 
 def test_every_bound_and_control_is_run():
     names = [case.name for case in CASES]
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 14
     assert set(CONTROLS) <= set(names)
     settings = Settings(runs=1, horizon=2, delta=0.5, rkhs_norm=1.0, noise_std=0.1, seed=0)
     # told B / 4 the exact bound already fails under the prior for this truth
@@ -244,3 +244,42 @@ def test_options_are_checked(capsys):
 def test_listed_by_the_benchmark_command(capsys):
     assert package_main(["benchmark", "--list"]) == 0
     assert "coverage" in capsys.readouterr().out.split()
+
+
+def test_multi_task_mixture_trackers_use_the_issue_12_kernels_and_norms():
+    """000: the truth's ICM kernel and its norm B, full-vector data; 001: K_task(b) with
+    b = 1 and B sqrt(N (1 + b eps^2)) (paper 001, A.1: ||f~||^2 = sum ||f_i||^2 + b sum
+    ||f_i - f_avg||^2), task-indexed data; the UCB is the bound of the round's context."""
+    from botorch_mtucb.benchmarks.coverage_bounds import MultiTaskMixtureTracker
+
+    setup = run_setup("001", 1.0, 0.1, 10, seed=3)
+    tracker = MultiTaskMixtureTracker.task_indexed(setup, 1.0, 0.5)
+    eps = setup.truth.task_deviation()
+    assert tracker.bound.rkhs_norm_bound == pytest.approx((3 * (1 + eps**2)) ** 0.5)
+    B = tracker.bound.kernel.task_covariances[0]
+    expected = (
+        torch.full((3, 3), 1 / 6, dtype=torch.float64) + torch.eye(3, dtype=torch.float64) / 2
+    )
+    torch.testing.assert_close(B, expected)  # (1 / (1 + b)) I + b / ((1 + b) N) 11^T
+    ucb, margin = _advance(tracker, 4)
+    assert tracker.bound.num_observations == 4 and not tracker.bound.full_vector
+    assert torch.equal(ucb, tracker.bound.upper(setup.candidates)[:, tracker.task])
+    setup = run_setup("000", 1.0, 0.1, 10, seed=3)
+    tracker = MultiTaskMixtureTracker.full_vector(setup, 1.0, 0.5)
+    ucb, margin = _advance(tracker, 4)
+    assert tracker.bound.num_observations == 12 and tracker.bound.kronecker_route
+    torch.testing.assert_close(ucb, tracker.bound.upper(setup.candidates, tracker.weights))
+    assert margin.shape == (3, 40) and bool((margin > 0).all())
+
+
+def test_a_subset_of_bounds_runs_with_its_controls(tmp_path, capsys):
+    output = tmp_path / "subset.json"
+    code = main(["--quick", "--workers", "1", "--bounds", "MT-CMM (001)", "AMM (analytic)",
+                 "--output", str(output)])  # fmt: skip
+    rows = json.loads(output.read_text())["rows"]
+    assert code == 0
+    assert [(row["name"], row["norm_factor"]) for row in rows] == [
+        ("MT-CMM (001)", 1.0), ("AMM (analytic)", 1.0), ("MT-CMM (001)", 0.25)
+    ]  # fmt: skip
+    with pytest.raises(SystemExit):
+        main(["--bounds", "no such bound"])
