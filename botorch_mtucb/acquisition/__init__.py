@@ -1,11 +1,15 @@
 """BoTorch acquisition functions: scalarized multi-task UCB (000), task-conditioned UCB /
-LCB (001), the martingale-mixture UCB (002) and MOBO's scalarized objective UCB; pending
+LCB (001), the martingale-mixture UCB (002) and its
+scalarized multi-task form, and MOBO's scalarized objective UCB; pending
 points (``X_pending``) as in GP-BUCB (``condition_on_pending``)."""
 
 # registers the BoTorch input constructors (Ax's botorch_acqf_class=...)
 from botorch_mtucb.acquisition import input_constructors  # noqa: F401
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
 from botorch_mtucb.acquisition.pending import condition_on_pending
+from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
+    ScalarizedMartingaleMixtureUCB,
+)
 from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB
 from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedMultiTaskUCB
 from botorch_mtucb.acquisition.single_task_ucb import AYGPUCB, IGPUCB
@@ -15,6 +19,7 @@ __all__ = [
     "AYGPUCB",
     "IGPUCB",
     "MartingaleMixtureUCB",
+    "ScalarizedMartingaleMixtureUCB",
     "ScalarizedMultiTaskUCB",
     "ScalarizedObjectiveUCB",
     "TaskConditionedLCB",

@@ -10,6 +10,8 @@ objective weights: ``weights=-1`` for a minimization) and the user's
 ``posterior_transform`` (they take the upper bound of ``w^T f + c``). ``training_data``,
 ``bounds`` and ``X_baseline`` are not needed (the model holds its training data); an
 ``objective``, outcome ``constraints`` or a ``ref_point`` raise ``UnsupportedError``.
+``ScalarizedMartingaleMixtureUCB`` is built on a bound, not a model: its constructor
+raises ``UnsupportedError`` saying so.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
+from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
+    ScalarizedMartingaleMixtureUCB,
+)
 from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjectiveUCB
 from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedMultiTaskUCB
 from botorch_mtucb.acquisition.single_task_ucb import AYGPUCB, IGPUCB
@@ -259,3 +264,52 @@ def construct_inputs_task_conditioned(
     )
     kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
     return kwargs | {"task": task}
+
+
+@acqf_input_constructor(ScalarizedMartingaleMixtureUCB)
+def construct_inputs_scalarized_martingale_mixture_ucb(
+    model: Model,
+    posterior_transform: PosteriorTransform | None = None,
+    X_pending: Tensor | None = None,
+    scalarization: Any = None,
+    alphas: Any = None,
+    chebyshev_lattice: int | None = None,
+) -> dict[str, Any]:
+    r"""Refuse: ``ScalarizedMartingaleMixtureUCB`` cannot be built from Ax's inputs.
+
+    Ax passes a BoTorch model that it refits at every trial. The acquisition is built
+    on a ``MultiTaskMartingaleMixtureBound``: a fixed multi-task kernel ``Gamma = sum_j
+    k_j B_j``, a known RKHS norm bound and noise level (paper 002 needs all three
+    fixed in advance), and the package has no route from a fitted model to such a
+    bound. Build the bound from the data and optimize the acquisition with BoTorch's
+    ``optimize_acqf``; with Ax, use ``ScalarizedMultiTaskUCB`` or
+    ``ScalarizedObjectiveUCB``.
+
+    Args:
+        model: The model Ax passes; the other arguments are the acquisition's (all
+            refused with it).
+
+    Raises:
+        UnsupportedError: Always, with the reason and what to use instead.
+
+    Example:
+        >>> import torch
+        >>> from botorch.acquisition.input_constructors import get_acqf_input_constructor
+        >>> from botorch.exceptions.errors import UnsupportedError
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.acquisition import ScalarizedMartingaleMixtureUCB
+        >>> train_X = torch.rand(10, 2, dtype=torch.float64)
+        >>> gp = SingleTaskGP(train_X, torch.cat([train_X.sin(), train_X.cos()], -1))
+        >>> try:
+        ...     get_acqf_input_constructor(ScalarizedMartingaleMixtureUCB)(model=gp)
+        ... except UnsupportedError as error:
+        ...     print(str(error)[:64])
+        ScalarizedMartingaleMixtureUCB is built on a MultiTaskMartingale
+    """
+    raise UnsupportedError(
+        "ScalarizedMartingaleMixtureUCB is built on a MultiTaskMartingaleMixtureBound "
+        "(a fixed multi-task kernel, RKHS norm bound and noise level), not on the fitted "
+        f"model Ax passes ({type(model).__name__}), and no route from a model to such a "
+        "bound exists: build the bound and call optimize_acqf directly, or use "
+        "ScalarizedMultiTaskUCB or ScalarizedObjectiveUCB with Ax"
+    )

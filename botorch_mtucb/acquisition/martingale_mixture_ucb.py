@@ -48,8 +48,8 @@ class MartingaleMixtureUCB(AcquisitionFunction):
     raises ``EmptyConfidenceSetError`` when the data contradict it.
 
     **From a prebuilt bound**: ``MartingaleMixtureUCB(bound)`` or
-    ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition then has no
-    ``model`` attribute (the bound is not a BoTorch ``Model``).
+    ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition's ``model`` is
+    then ``None`` (the bound is not a BoTorch ``Model``).
 
     **Pending points** (``X_pending``, ``set_X_pending``; ``optimize_acqf(q=k,
     sequential=True)`` and ``optimize_acqf_discrete(q=k)``): GP-BUCB (Desautels et al.
@@ -152,6 +152,7 @@ class MartingaleMixtureUCB(AcquisitionFunction):
                     "(the bound fixes them); pass a BoTorch model to build a new bound"
                 )
             bound = model_or_bound
+            self.model = None  # no BoTorch Model (optimize_acqf(sequential=True) reads it)
         else:
             if not isinstance(model_or_bound, Model):
                 raise TypeError(

@@ -4,8 +4,9 @@ The timing benchmarks measure our code against a baseline in the same run (a den
 solve, a rebuild, MT-KB, cvxpy) and print the ratios, so a user can measure them on
 their own machine; ``coverage`` measures how often every confidence bound of the package
 misses ground truths of known RKHS norm; ``botorch-loop`` runs the package's
-acquisitions in BoTorch's canonical loop against BoTorch's own. ``python -m botorch_mtucb benchmark --list``
-lists them.
+acquisitions in BoTorch's canonical loop against BoTorch's own; ``multi-task-bound``
+measures the multi-task martingale-mixture bound's step in the number of tasks.
+``python -m botorch_mtucb benchmark --list`` lists them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from botorch_mtucb.benchmarks import (
     icm_posterior,
     mm_bound_vs_cvxpy,
     mt_bkb_scaling,
+    multi_task_bound,
 )
 
 
@@ -55,6 +57,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "icm-posterior": Benchmark(icm_posterior.DESCRIPTION, icm_posterior.main),
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),
     "mt-bkb-scaling": Benchmark(mt_bkb_scaling.DESCRIPTION, mt_bkb_scaling.main),
+    "multi-task-bound": Benchmark(multi_task_bound.DESCRIPTION, multi_task_bound.main),
 }
 
 __all__ = ["BENCHMARKS", "Benchmark"]

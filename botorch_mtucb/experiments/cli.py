@@ -72,7 +72,9 @@ def build_parser(
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
-        "run", help="the main job: MT-KB vs IT-KB on the real light-sensor data (about 2 min)"
+        "run",
+        help="the main job: MT-KB vs IT-KB and MT-CMM-UCB on the real light-sensor data "
+        "(15-30 min; MT-CMM-UCB takes most of it)",
     )
     run.add_argument(
         "--output", default="results/run", help="output directory (default: %(default)s)"

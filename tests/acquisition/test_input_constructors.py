@@ -14,6 +14,7 @@ from botorch_mtucb.acquisition import (
     AYGPUCB,
     IGPUCB,
     MartingaleMixtureUCB,
+    ScalarizedMartingaleMixtureUCB,
     ScalarizedMultiTaskUCB,
     ScalarizedObjectiveUCB,
     TaskConditionedLCB,
@@ -147,6 +148,17 @@ def test_bad_arguments_raise():
         get_acqf_input_constructor(TaskConditionedUCB)(model=gp)
     with pytest.raises(TypeError, match="eta"):
         AYGPUCB(**get_acqf_input_constructor(AYGPUCB)(model=gp, eta=0.1))
+
+
+def test_bound_based_acquisition_is_refused_with_the_reason():
+    gp, train_X, train_Y = _gp(torch.float64, num_outputs=2)
+    kwargs = _ax_kwargs(gp, train_X, train_Y, torch.tensor([0.3, 0.7]))
+    construct = get_acqf_input_constructor(ScalarizedMartingaleMixtureUCB)
+    for options in ({}, {"scalarization": torch.tensor([0.3, 0.7])}):
+        with pytest.raises(
+            UnsupportedError, match=r"MultiTaskMartingaleMixtureBound .*SingleTaskGP"
+        ):
+            construct(**kwargs, **options)
 
 
 def _branin(x1: float, x2: float) -> float:

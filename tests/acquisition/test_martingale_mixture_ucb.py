@@ -103,7 +103,10 @@ def test_the_bound_is_not_stored_as_a_model():
     acqf = MartingaleMixtureUCB.from_bound(bound, [0.003, 0.01])
     assert acqf.bound is bound
     assert dict(acqf.named_children()) == {"bound": bound}
-    assert not hasattr(acqf, "model")  # no non-Model under the name BoTorch reserves
+    assert acqf.model is None  # no non-Model under the name BoTorch reserves
+    box = torch.tensor([[0.0] * 3, [1.0] * 3], dtype=torch.float64)
+    batch, _ = optimize_acqf(acqf, box, q=2, num_restarts=2, raw_samples=16, sequential=True)
+    assert batch.shape == (2, 3) and acqf.X_pending is None  # BoTorch resets it
     assert repr(acqf) == "MartingaleMixtureUCB(alphas=[0.003, 0.01], t=30)"
 
 

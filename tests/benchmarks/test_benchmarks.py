@@ -13,7 +13,14 @@ import torch
 from botorch_mtucb.__main__ import main
 from botorch_mtucb.benchmarks import BENCHMARKS
 
-NAMES = ["botorch-loop", "coverage", "icm-posterior", "mm-bound-vs-cvxpy", "mt-bkb-scaling"]
+NAMES = [
+    "botorch-loop",
+    "coverage",
+    "icm-posterior",
+    "mm-bound-vs-cvxpy",
+    "mt-bkb-scaling",
+    "multi-task-bound",
+]
 
 
 def test_list_names_every_benchmark_with_a_description():

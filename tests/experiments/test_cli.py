@@ -44,13 +44,13 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     output = tmp_path / "run"
     assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "MT-KB" in printed and "IT-KB" in printed
+    assert "MT-KB" in printed and "IT-KB" in printed and "MT-CMM-UCB" in printed
     summary = json.loads((output / "summary.json").read_text())
     check_summary(summary)
     assert summary["experiment"] == "sensor-main"
     assert summary["settings"]["horizon"] == 6 and summary["settings"]["repetitions"] == 2
     methods = summary["problems"]["sensor"]["methods"]
-    assert set(methods) == {"MT-KB", "IT-KB"}
+    assert set(methods) == {"MT-KB", "IT-KB", "MT-CMM-UCB"}
     keys = {
         "cumulative_regret_mean",
         "cumulative_regret_std",
@@ -63,7 +63,7 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
         assert entry["cumulative_regret_mean"] >= 0 and entry["seconds_per_step"] > 0
     with (output / "curves.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * 6
+    assert len(rows) == 3 * 6
     # The CSV's last cumulative regret equals the summary's mean.
     last = [r for r in rows if r["method"] == "MT-KB" and r["t"] == "6"][0]
     assert float(last["cumulative_regret_mean"]) == pytest.approx(
@@ -75,6 +75,8 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     assert runs == [
         "runs/IT-KB/rep0.jsonl",
         "runs/IT-KB/rep1.jsonl",
+        "runs/MT-CMM-UCB/rep0.jsonl",
+        "runs/MT-CMM-UCB/rep1.jsonl",
         "runs/MT-KB/rep0.jsonl",
         "runs/MT-KB/rep1.jsonl",
     ]
@@ -85,7 +87,7 @@ def test_run_writes_summary_curves_and_plots_and_resumes(tmp_path, tiny_sensor, 
     path.write_text("\n".join(lines[:-2]) + '\n{"t": 5, "x": [0.1')
     assert cli.main(["run", "--output", str(output), "--no-progress"]) == 0
     again = json.loads((output / "summary.json").read_text())["problems"]["sensor"]["methods"]
-    for method in ("MT-KB", "IT-KB"):
+    for method in ("MT-KB", "IT-KB", "MT-CMM-UCB"):
         for key in ("cumulative_regret_mean", "bayes_regret_mean"):
             assert again[method][key] == pytest.approx(methods[method][key])
 

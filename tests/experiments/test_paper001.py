@@ -8,12 +8,27 @@ import math
 import numpy as np
 import pytest
 
-from botorch_mtucb.experiments.paper001.methods import ACTIVE_METHODS, ONLINE_METHODS
+from botorch_mtucb.experiments.paper001.methods import ACTIVE_METHODS, CMM_METHODS, ONLINE_METHODS
 from botorch_mtucb.experiments.registry import run_experiment
 from botorch_mtucb.experiments.report import check_summary
 from botorch_mtucb.problems.mhc import default_mhc_path
 
 TINY = {"horizon": 4, "repetitions": 1, "b_grid": (0.1, 1.0)}
+
+
+def _check_cmm(problem, methods, active):
+    """The MT-CMM rows: the run at its best b of the grid and at b = 0, after the others."""
+    name = CMM_METHODS[active]
+    assert set(problem["cmm_b_sweep"]) == {"0", "0.1", "1"}
+    best = problem["cmm_b"]
+    assert best in (0.1, 1.0)
+    assert problem["cmm_b_sweep"][f"{best:g}"] == min(
+        problem["cmm_b_sweep"][key] for key in ("0.1", "1")
+    )
+    assert list(problem["methods"]) == [*methods, f"{name} b={best:g}", f"{name} b=0"]
+    for b in (best, 0.0):
+        entry = problem["methods"][f"{name} b={b:g}"]
+        assert entry["cumulative_regret_mean"] == pytest.approx(problem["cmm_b_sweep"][f"{b:g}"])
 
 
 def _three_allele_file(tmp_path):
@@ -41,7 +56,7 @@ def test_mhc_experiments(tmp_path, kind, methods, use_data):
     summary = run_experiment(f"001-mhc-{kind}", tmp_path / "out", progress=False, **options)
     check_summary(summary)
     (problem,) = summary["problems"].values()
-    assert list(problem["methods"]) == list(methods)
+    _check_cmm(problem, methods, kind == "active")
     assert problem["num_tasks"] == (3 if use_data else 5)
     assert problem["b"] in (0.1, 1.0) and set(problem["b_sweep"]) == {"0.1", "1"}
     assert (
@@ -69,7 +84,22 @@ def test_synthetic_experiments(tmp_path):
         check_summary(summary)
         (configuration,) = summary["problems"].values()
         assert configuration["num_tasks"] == 3 and configuration["horizon"] == 4
-        assert list(configuration["methods"]) == list(methods)
+        _check_cmm(configuration, methods, kind == "active")
+    without = run_experiment(
+        "001-synthetic-online", tmp_path / "plain", progress=False, configurations=[(3, 0.2)],
+        cmm="off", **TINY,
+    )  # fmt: skip
+    (configuration,) = without["problems"].values()
+    assert list(configuration["methods"]) == list(ONLINE_METHODS)
+    assert "cmm_b" not in configuration
+    chosen = run_experiment(
+        "001-synthetic-active", tmp_path / "chosen", progress=False, configurations=[(3, 0.2)],
+        cmm="chosen", **TINY,
+    )  # fmt: skip
+    (configuration,) = chosen["problems"].values()
+    b = configuration["b"]  # MT-CMM runs at MT-UCB's chosen b and at b = 0 only
+    assert configuration["cmm_b"] == b and set(configuration["cmm_b_sweep"]) == {"0", f"{b:g}"}
+    assert list(configuration["methods"])[-2:] == [f"MT-CMM-AL b={b:g}", "MT-CMM-AL b=0"]
 
 
 def test_widths_experiment(tmp_path):
@@ -86,6 +116,8 @@ def test_widths_experiment(tmp_path):
 def test_bad_options(tmp_path):
     with pytest.raises(ValueError, match="takes no option"):
         run_experiment("001-mhc-online", tmp_path, progress=False, horizon=2, bogus=1)
+    with pytest.raises(ValueError, match="cmm"):
+        run_experiment("001-mhc-online", tmp_path / "c", progress=False, cmm="all", **TINY)
     bad = tmp_path / "bad.npz"
     np.savez(bad, features=np.zeros((2, 3)), task=np.array([0, 0]), alleles=np.array(["a"]))
     with pytest.raises(ValueError, match="lacks the key"):

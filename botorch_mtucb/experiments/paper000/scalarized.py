@@ -187,7 +187,7 @@ def run_scalarized_experiment(
     scalarization: str = "chebyshev",
     title: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, MethodResult]]:
-    """Run ``methods`` (default: all five) on ``make_problem(rep)`` for ``sizes =
+    """Run ``methods`` (default: every method of ``METHOD_BUILDERS``) on ``make_problem(rep)`` for ``sizes =
     (horizon, repetitions)``; write ``summary.json`` (one problem, ``label``),
     ``curves.csv`` and the two plots into ``output``; print the table.
 

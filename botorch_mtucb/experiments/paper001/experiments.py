@@ -16,6 +16,14 @@ paper's protocol, hence optimistic for MT-UCB); the chosen ``b`` is used by ever
 method except Independent and Single (``methods``). Each problem of ``summary.json``
 records the chosen ``b``, its regularization and the sweep's means. Runs use one torch
 thread (small vector operations are faster without threading).
+
+MT-CMM-UCB / MT-CMM-AL (MT-UCB / MT-AL with the multi-task CMM bound, issue 12) get a
+sweep of their own (``sweep_cmm``: ``b = 0``, the independent baseline, and the ``b`` of
+the grid, run into ``b_sweep`` as ``"MT-CMM-UCB b=..."``); the tables add the run at
+their best ``b`` and the one at ``b = 0``, and ``summary.json`` records ``cmm_b`` and
+``cmm_b_sweep``. The option ``cmm`` says which ``b``: ``"sweep"`` (the default; the
+whole grid), ``"chosen"`` (the default with ``--quick``: only MT-UCB's chosen ``b``, as
+the exact bound costs tens of times MT-UCB's round) or ``"off"``.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import numpy as np
 from botorch_mtucb.confidence import multitask_regularization, multitask_widths
 from botorch_mtucb.experiments.paper001.methods import (
     ACTIVE_METHODS,
+    CMM_METHODS,
     DELTA,
     ONLINE_METHODS,
     make_method,
@@ -56,8 +65,10 @@ from botorch_mtucb.experiments.report import (
 )
 from botorch_mtucb.experiments.runs import MethodResult, run_methods
 from botorch_mtucb.problems.mhc import MHC_RKHS_NORM_BOUND, MHC_TASK_DEVIATION
+from botorch_mtucb.utils.checks import check_choice
 
 B_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+CMM_CHOICES = ("sweep", "chosen", "off")  # which b MT-CMM runs for (module docstring)
 SYNTHETIC_CONFIGURATIONS = tuple((n, w) for n in (3, 5, 10) for w in (0.2, 0.4))
 MHC_HORIZON = 600
 
@@ -100,6 +111,50 @@ def sweep_b(
     return float(best), means, results
 
 
+def _cmm_label(active: bool, b: float) -> str:
+    return f"{CMM_METHODS[active]} b={b:g}"
+
+
+def sweep_cmm(
+    setting: Setting,
+    active: bool,
+    b_grid: Sequence[float],
+    horizon: int,
+    repetitions: int,
+    output: Path,
+    progress: bool,
+) -> tuple[float, dict[str, float], dict[str, MethodResult]]:
+    """MT-CMM-UCB (or MT-CMM-AL if ``active``) for ``b = 0`` and each ``b`` of
+    ``b_grid``, run into ``output/b_sweep`` (labels ``"MT-CMM-UCB b=0.1"``, ...).
+
+    Returns:
+        The ``b`` of ``b_grid`` with the smallest mean final cumulative regret, the mean
+        final cumulative regret per ``b`` (keys ``f"{b:g}"``, ``"0"`` included) and the
+        runs' results (keyed by label).
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.experiments.paper001.experiments import sweep_cmm
+        >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
+        >>> b, means, results = sweep_cmm(
+        ...     synthetic_setting(3, 0.2), False, (0.1, 1.0), 3, 1, Path(tempfile.mkdtemp()),
+        ...     False)
+        >>> b in (0.1, 1.0), sorted(means), sorted(results)
+        (True, ['0', '0.1', '1'], ['MT-CMM-UCB b=0', 'MT-CMM-UCB b=0.1', 'MT-CMM-UCB b=1'])
+    """
+    grid = (0.0, *(b for b in b_grid if b != 0))
+    name = CMM_METHODS[active]
+    methods = [make_method(name, setting, b, active, label=_cmm_label(active, b)) for b in grid]
+    results = run_methods(methods, horizon, repetitions, output / "b_sweep", progress=progress)
+    means = {
+        f"{b:g}": final_statistics(results[_cmm_label(active, b)], "cumulative_regret")[0]
+        for b in grid
+    }
+    best = min(b_grid, key=lambda b: means[f"{b:g}"])
+    return float(best), means, results
+
+
 def run_setting(
     setting: Setting,
     active: bool,
@@ -109,13 +164,21 @@ def run_setting(
     output: Path,
     progress: bool,
     title: str,
+    cmm: str = "sweep",
 ) -> dict[str, Any]:
     """Sweep ``b``, then run every online (or active-learning) method with the chosen
-    ``b`` into ``output``; write ``curves.csv`` and ``cumulative_regret.png``.
+    ``b`` into ``output``; with ``cmm`` (``CMM_CHOICES``) ``"sweep"`` or ``"chosen"``,
+    add MT-CMM's sweep over ``b_grid`` or over the chosen ``b`` (``sweep_cmm``) and its
+    runs at its best ``b`` and at ``b = 0``; write ``curves.csv`` and
+    ``cumulative_regret.png``.
 
     Returns:
         The problem's ``summary.json`` entry: ``methods``, the chosen ``b``, its
-        regularization ``lambda`` and the sweep's means ``b_sweep``.
+        regularization ``lambda``, the sweep's means ``b_sweep`` and, unless ``cmm`` is
+        ``"off"``, MT-CMM's ``cmm_b`` and ``cmm_b_sweep``.
+
+    Raises:
+        ValueError: For ``cmm`` not in ``CMM_CHOICES``.
 
     Example:
         >>> import tempfile
@@ -125,9 +188,13 @@ def run_setting(
         >>> from botorch_mtucb.experiments.paper001.settings import synthetic_setting
         >>> entry = run_setting(synthetic_setting(3, 0.2), False, 3, 1, (0.1, 1.0),
         ...                     Path(tempfile.mkdtemp()), False, "demo")
-        >>> list(entry["methods"]) == list(ONLINE_METHODS)
+        >>> list(entry["methods"])[: len(ONLINE_METHODS)] == list(ONLINE_METHODS)
+        True
+        >>> list(entry["methods"])[len(ONLINE_METHODS) :] == [
+        ...     f"MT-CMM-UCB b={entry['cmm_b']:g}", "MT-CMM-UCB b=0"]
         True
     """
+    cmm = check_choice(cmm, "cmm", CMM_CHOICES)
     output.mkdir(parents=True, exist_ok=True)
     b, sweep_means, sweep_results = sweep_b(setting, b_grid, horizon, repetitions, output, progress)
     names = ACTIVE_METHODS if active else ONLINE_METHODS
@@ -142,6 +209,15 @@ def run_setting(
             to_run.append(make_method(name, setting, b, active))
     results.update(run_methods(to_run, horizon, repetitions, output, progress=progress))
     results = {name: results[name] for name in names}
+    extra: dict[str, Any] = {}
+    if cmm != "off":
+        cmm_grid = b_grid if cmm == "sweep" else (b,)
+        cmm_b, cmm_means, cmm_results = sweep_cmm(
+            setting, active, cmm_grid, horizon, repetitions, output, progress
+        )
+        for label in dict.fromkeys((_cmm_label(active, cmm_b), _cmm_label(active, 0.0))):
+            results[label] = cmm_results[label]
+        extra = {"cmm_b": cmm_b, "cmm_b_sweep": cmm_means}
     write_curves_csv(results, output / "curves.csv")
     ylabel = "active learning regret" if active else "multitask regret (eq. 6)"
     save_curves_plot(results, "cumulative_regret", output / "cumulative_regret.png", title, ylabel)
@@ -150,6 +226,7 @@ def run_setting(
         b=b,
         regularization=multitask_regularization(setting.problem(0).num_tasks, b),
         b_sweep=sweep_means,
+        **extra,
     )
 
 
@@ -176,9 +253,15 @@ def print_table(problem: Mapping[str, Any], title: str) -> None:
     print(method_table(problem["methods"], columns))
 
 
-def _sizes(name: str, options: Mapping[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """``experiment_options`` with a ``b_grid`` option (default ``B_GRID``)."""
-    return experiment_options(name, options, {**defaults, "b_grid": B_GRID})
+def _sizes(
+    name: str, options: Mapping[str, Any], defaults: dict[str, Any], quick: bool
+) -> dict[str, Any]:
+    """``experiment_options`` with a ``b_grid`` option (default ``B_GRID``) and ``cmm``
+    (``CMM_CHOICES``; default ``"chosen"`` with ``quick``, else ``"sweep"``)."""
+    cmm = "chosen" if quick else "sweep"
+    chosen = experiment_options(name, options, {**defaults, "b_grid": B_GRID, "cmm": cmm})
+    check_choice(chosen["cmm"], "cmm", CMM_CHOICES)  # before any run
+    return chosen
 
 
 # ---------------------------------------------------------------- experiments
@@ -190,7 +273,7 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
         "repetitions": 2 if quick else 5,
         "horizon": None,  # 5 N d
     }
-    chosen = _sizes(name, options, defaults)
+    chosen = _sizes(name, options, defaults, quick)
     repetitions = int(chosen["repetitions"])
     b_grid = tuple(float(b) for b in chosen["b_grid"])
     problems: dict[str, dict[str, Any]] = {}
@@ -208,6 +291,7 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
                 output / f"N{num_tasks}_delta{weight}",
                 progress,
                 title,
+                chosen["cmm"],
             )
             entry.update(
                 {
@@ -221,7 +305,8 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
             )
             problems[setting.name] = entry
             print_table(entry, title)
-    settings = {"quick": quick, "repetitions": repetitions, "delta": DELTA, "b_grid": b_grid}
+    settings = {"quick": quick, "repetitions": repetitions, "delta": DELTA, "b_grid": b_grid,
+                "cmm": chosen["cmm"]}  # fmt: skip
     summary = build_summary(name, settings, problems)
     write_summary(summary, output / "summary.json")
     return summary
@@ -231,7 +316,7 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
     kind = "active" if active else "online"
     name = f"001-mhc-{kind}"
     defaults = {"data": None, "horizon": 300 if quick else MHC_HORIZON, "repetitions": 5}
-    chosen = _sizes(name, options, defaults)
+    chosen = _sizes(name, options, defaults, quick)
     data, horizon, repetitions = chosen["data"], int(chosen["horizon"]), int(chosen["repetitions"])
     b_grid = tuple(float(b) for b in chosen["b_grid"])
     with pinned_threads(1):
@@ -239,7 +324,10 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
         problem = setting.problem(0)
         source = "MHC-I" if data is None else Path(data).name
         title = f"{source} {kind} ({problem.num_tasks} alleles)"
-        entry = run_setting(setting, active, horizon, repetitions, b_grid, output, progress, title)
+        entry = run_setting(
+            setting, active, horizon, repetitions, b_grid, output, progress, title,
+            chosen["cmm"],
+        )  # fmt: skip
     entry.update(
         {
             "alleles": problem.task_names,
@@ -256,6 +344,7 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
         "repetitions": repetitions,
         "delta": DELTA,
         "b_grid": b_grid,
+        "cmm": chosen["cmm"],
     }
     summary = build_summary(name, settings, {setting.name: entry})
     write_summary(summary, output / "summary.json")

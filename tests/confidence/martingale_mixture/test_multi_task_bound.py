@@ -157,6 +157,14 @@ def test_kronecker_route_equals_dense_route_and_grid_variants_order():
     s = SIGMA**2
     exact = fast.upper(test_X, W)
     grid = fast.upper(test_X, W, alphas=[s / 10, s, 10 * s])
+    # the Kronecker route's matrix-product grid equals the dense route's dual, per alpha
+    for alphas in ([s / 10, s, 10 * s], s):
+        for method in ("upper", "lower"):
+            np.testing.assert_allclose(
+                getattr(fast, method)(test_X, W, alphas=alphas),
+                getattr(dense, method)(test_X, W, alphas=alphas),
+                rtol=1e-9,
+            )
     analytic = fast.upper(test_X, W, alphas=s)
     assert (exact <= grid + 1e-9).all() and (grid <= analytic + 1e-9).all()
     # the analytic bound is eq. (12) at alpha = sigma^2, transcribed
@@ -248,3 +256,14 @@ def test_empty_set_and_bad_input():
     empty = MultiTaskMartingaleMixtureBound(X[:0], Y[:0], rbf(0.4), B, NORM, SIGMA, DELTA)
     prior = empty.upper(X[:2], torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64))
     np.testing.assert_allclose(prior, NORM * math.sqrt(ICM_B[0, 0]))  # B sqrt(w^T Gamma w)
+
+
+def test_to_moves_but_keeps_float64():
+    X, Y, test_X = data(6, 3, seed=8)
+    bound = MultiTaskMartingaleMixtureBound(
+        X, Y, rbf(0.4), torch.as_tensor(ICM_B), NORM, SIGMA, DELTA
+    )
+    before = bound.upper(test_X)
+    bound.to(torch.float32)
+    assert bound.train_Y.dtype == torch.float64 and bound.train_tasks.dtype == torch.long
+    torch.testing.assert_close(bound.upper(test_X), before)
