@@ -23,6 +23,7 @@ as IT-KB.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition import ScalarizedMartingaleMixtureUCB
+from botorch_mtucb.confidence.martingale_mixture.alpha_search import search_range
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
 )
@@ -114,10 +116,52 @@ class MultiTaskMartingaleMixtureBandit:
         return ScalarizedMartingaleMixtureUCB(self.bound, scalarization, alphas=self.alphas)
 
     def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``: the maximizer of ``u_{t-1}`` for the round's scalarization."""
-        acquisition = self.acquisition(context["_scalarization"])
-        x, _ = maximize_acquisition(acquisition, self.domain, generator)
+        """``x_t``: the maximizer of ``u_{t-1}`` for the round's scalarization (on a
+        finite domain with the exact bound: ``screened_argmax``, the same point)."""
+        scalarization = context["_scalarization"]
+        exact_on_points = self.alphas is None and isinstance(self.domain, FiniteDomain)
+        if exact_on_points and self.bound.num_observations > 0:
+            return self.screened_argmax(scalarization)
+        x, _ = maximize_acquisition(self.acquisition(scalarization), self.domain, generator)
         return x.detach()
+
+    def screened_argmax(self, scalarization: Scalarization, chunk: int = 8) -> Tensor:
+        r"""The first maximizer over the finite domain of the exact ``u_{t-1}``,
+        computed where it can win only.
+
+        Every ``alpha`` gives a valid bound (eq. (12) holds for each ``alpha``), so the
+        minimum over a grid ``A`` is an upper bound of the exact one: ``u^A(x) >=
+        u(x)``. The points are visited in decreasing ``u^A`` (``chunk`` at a time, the
+        grid bound costs ``O(t n)`` per point and ``alpha`` on the Kronecker route) and
+        the exact bound is computed until the next ``u^A`` falls below the best exact
+        value found: no point left can reach it. The result is the first maximizer of
+        the exact bound over all points (the tie-breaking of
+        ``optimize_acqf_discrete``), as evaluating it everywhere would give. The grid
+        ``A``: three points per decade over ``alpha_search.search_range``.
+
+        Returns:
+            The chosen point (``d``).
+        """
+        points = self.domain.points
+        low, high = search_range(self.bound.spectrum().eigenvalues, self.bound.base_alpha)
+        decades = math.log10(high / low)
+        grid = torch.logspace(
+            math.log10(low), math.log10(high), max(int(3 * decades) + 1, 3), dtype=torch.float64
+        )
+        with torch.no_grad():
+            screen = ScalarizedMartingaleMixtureUCB(self.bound, scalarization, alphas=grid)
+            exact = ScalarizedMartingaleMixtureUCB(self.bound, scalarization, alphas=None)
+            upper = screen(points.unsqueeze(-2)).to(torch.float64)
+            order = torch.argsort(upper, descending=True, stable=True)
+            values = torch.full_like(upper, -math.inf)
+            best = -math.inf
+            for start in range(0, len(order), chunk):
+                if float(upper[order[start]]) < best:
+                    break
+                which = order[start : start + chunk]
+                values[which] = exact(points[which].unsqueeze(-2)).to(torch.float64)
+                best = max(best, float(values[which].max()))
+        return points[int(values.argmax())].detach()
 
     def update(
         self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
