@@ -29,6 +29,7 @@ from botorch_mtucb.confidence.information_gain import (
 from botorch_mtucb.confidence.martingale_mixture import (
     EmptyConfidenceSetError,
     MartingaleMixtureBound,
+    MultiTaskMartingaleMixtureBound,
 )
 from botorch_mtucb.confidence.scalarized_widths import (
     mt_bkb_accuracy,
@@ -49,6 +50,7 @@ __all__ = [
     "EmptyConfidenceSetError",
     "IncrementalInformationGain",
     "MartingaleMixtureBound",
+    "MultiTaskMartingaleMixtureBound",
     "ay_gp_ucb_width",
     "bkb_width",
     "dragonfly_ucb_width",

@@ -4,11 +4,20 @@
 ``gram_cache`` (the Cholesky factors of ``K_t + alpha I``, Appendix E.2), ``emptiness``
 (the empty-set test of Lemma 4.2 and its error), ``norm_choice`` (a norm bound chosen
 from the data, for BoTorch models), ``hallucination`` (pending points, GP-BUCB) and
-``bound`` (``MartingaleMixtureBound``).
+``bound`` (``MartingaleMixtureBound``) and ``multi_task_bound``
+(``MultiTaskMartingaleMixtureBound``, multi-task kernels).
 """
 
 from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.emptiness import EmptyConfidenceSetError
+from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
+    MultiTaskMartingaleMixtureBound,
+)
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 
-__all__ = ["EmptyConfidenceSetError", "MartingaleMixtureBound", "choose_rkhs_norm_bound"]
+__all__ = [
+    "EmptyConfidenceSetError",
+    "MartingaleMixtureBound",
+    "MultiTaskMartingaleMixtureBound",
+    "choose_rkhs_norm_bound",
+]
