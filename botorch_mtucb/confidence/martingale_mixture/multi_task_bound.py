@@ -401,27 +401,34 @@ class MultiTaskMartingaleMixtureBound(Module):
         value = value.reshape(*batch_shape, W.shape[0])
         return (value[..., 0] if single else value).to(dtype)
 
-    def _prior_terms(self, X: Tensor, W: Tensor) -> tuple[Tensor, Tensor]:
-        """``w^T Gamma(x, x) w`` (``N x F``) and ``U^T k_L`` (``N x F x M``)."""
+    def _prior_variance(self, X: Tensor, W: Tensor) -> Tensor:
+        """``w^T Gamma(x, x) w`` (``N x F``)."""
         blocks = self.kernel.diagonal_blocks(X)  # N x n x n
-        prior = torch.einsum("fi,nij,fj->nf", W, blocks, W)
+        return torch.einsum("fi,nij,fj->nf", W, blocks, W)
+
+    def _kronecker_factors(
+        self, X: Tensor, W: Tensor, inputs: Tensor, eigenvectors: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """``p = U^T k(inputs, x)`` (``N x t``, ``U`` the eigenvectors of ``k`` on
+        ``inputs``) and ``q = U_B^T B w`` (``F x n``): the projection of the functional
+        ``w`` at ``x`` is ``p (x) q`` on the Kronecker route."""
+        k = self.kernel.kernels[0](X, inputs).to_dense()
+        check_kernel_values(k.detach(), X.detach(), "X")
+        q = W @ self.kernel.task_covariances[0] @ self._task_eigenvectors
+        return k @ eigenvectors, q
+
+    def _projection(self, X: Tensor, W: Tensor) -> Tensor:
+        """``U^T k_L`` (``N x F x M``) of the functionals ``W`` at ``X``."""
         if self.num_observations == 0:
-            return prior, X.new_zeros(X.shape[0], W.shape[0], 0)
-        spectrum = self.spectrum()
+            return X.new_zeros(X.shape[0], W.shape[0], 0)
         if self.kronecker_route:
-            k = self.kernel.kernels[0](X, self._data_inputs()).to_dense()  # N x t
-            check_kernel_values(k.detach(), X.detach(), "X")
-            p = k @ self._data_eigenvectors  # N x t
-            q = W @ self.kernel.task_covariances[0] @ self._task_eigenvectors  # F x n
-            projected = (p[:, None, :, None] * q[None, :, None, :]).reshape(
-                X.shape[0], W.shape[0], -1
-            )
-        else:
-            cross = self.kernel.task_block_covariance(X, self.train_X, self.train_tasks)
-            check_kernel_values(cross.detach(), X.detach(), "X")
-            representer = torch.einsum("fi,nim->nfm", W, cross)  # N x F x M
-            projected = representer @ spectrum.eigenvectors
-        return prior, projected
+            self.spectrum()  # the eigenvectors of K_t
+            p, q = self._kronecker_factors(X, W, self._data_inputs(), self._data_eigenvectors)
+            return (p[:, None, :, None] * q[None, :, None, :]).reshape(X.shape[0], W.shape[0], -1)
+        cross = self.kernel.task_block_covariance(X, self.train_X, self.train_tasks)
+        check_kernel_values(cross.detach(), X.detach(), "X")
+        representer = torch.einsum("fi,nim->nfm", W, cross)  # N x F x M
+        return representer @ self.spectrum().eigenvectors
 
     def _pending_variance(self, X: Tensor, W: Tensor, X_pending: Tensor) -> tuple[Tensor, Tensor]:
         """``(U'^T k'_L)^2`` and the eigenvalues of the Gram matrix of the data plus all
@@ -443,8 +450,7 @@ class MultiTaskMartingaleMixtureBound(Module):
                 K = self.kernel.kernels[0](inputs, inputs).to_dense()
                 lam, U = torch.linalg.eigh(0.5 * (K + K.mT))
             eigenvalues = (lam.clamp_min(0.0)[:, None] * self._task_eigenvalues).reshape(-1)
-            p = self.kernel.kernels[0](X, inputs).to_dense() @ U
-            q = W @ self.kernel.task_covariances[0] @ self._task_eigenvectors
+            p, q = self._kronecker_factors(X, W, inputs, U)
             squared = (p[:, None, :, None] ** 2 * q[None, :, None, :] ** 2).reshape(
                 X.shape[0], W.shape[0], -1
             )
@@ -464,20 +470,30 @@ class MultiTaskMartingaleMixtureBound(Module):
         N, F = X.shape[0], W.shape[0]
         with torch.no_grad():
             self.check_nonempty()
-        prior, projected = self._prior_terms(X, W)
-        spectrum = self.spectrum()
+        prior = self._prior_variance(X, W)
+        grid = None
+        if alphas is not None:
+            grid = check_alphas(alphas).to(X.device)
+            if self.num_observations > 0:
+                rt2 = self.radius_tilde_squared(grid)
+                if contradicts(float(rt2.min()), float(self.radius_squared)):
+                    raise EmptyConfidenceSetError(self._empty_message())
+                if self.kronecker_route and X_pending is None:  # no N x F x M projection
+                    return sign * self._kronecker_grid(X, W, sign, grid, rt2.clamp_min(0.0), prior)
+        if self.num_observations == 0 and X_pending is None:
+            value = self.rkhs_norm_bound * posterior_std(prior, torch.zeros_like(prior))
+            return sign * value
+        projected = self._projection(X, W)
         if X_pending is not None:
             squared, variance_eigenvalues = self._pending_variance(X, W, X_pending)
         else:
             squared, variance_eigenvalues = projected**2, None
-        if self.num_observations == 0 and X_pending is None:
-            value = self.rkhs_norm_bound * posterior_std(prior, torch.zeros_like(prior))
-            return sign * value
         if self.num_observations == 0:  # pending points only: B rho at sigma^2 / c
             inverse = 1.0 / (variance_eigenvalues + self.base_alpha)
             explained = (squared.reshape(N * F, -1) * inverse).sum(-1)
             std = posterior_std(prior.reshape(-1), explained)
             return sign * (self.rkhs_norm_bound * std).reshape(N, F)
+        spectrum = self.spectrum()
         dual = SpectralDual(
             spectrum,
             self.radius_squared,
@@ -487,16 +503,10 @@ class MultiTaskMartingaleMixtureBound(Module):
             prior.reshape(-1),
             variance_eigenvalues,
         )
-        if alphas is None:
+        if grid is None:
             with torch.no_grad():
                 alpha, _ = dual.minimize(self.base_alpha)
             return sign * dual(alpha).reshape(N, F)
-        grid = check_alphas(alphas).to(X.device)
-        rt2 = self.radius_tilde_squared(grid)
-        if contradicts(float(rt2.min()), float(self.radius_squared)):
-            raise EmptyConfidenceSetError(self._empty_message())
-        if self.kronecker_route and X_pending is None:
-            return sign * self._kronecker_grid(X, W, sign, grid, rt2.clamp_min(0.0), prior)
         values = torch.stack([dual(a) for a in grid], -1)  # (N F) x m
         return sign * values.min(-1).values.reshape(N, F)
 
@@ -507,9 +517,7 @@ class MultiTaskMartingaleMixtureBound(Module):
         (``p = U_K^T k_t(x)``, ``q = U_B^T B w``, ``Z = U_K^T Y U_B``): ``O(t n + n F)``
         per point and ``alpha`` instead of ``O(t n F)`` (linear in ``n`` for the ``n``
         per-task bounds)."""
-        k = self.kernel.kernels[0](X, self._data_inputs()).to_dense()
-        p = k @ self._data_eigenvectors  # N x t
-        q = W @ self.kernel.task_covariances[0] @ self._task_eigenvectors  # F x n
+        p, q = self._kronecker_factors(X, W, self._data_inputs(), self._data_eigenvectors)
         Z = self.spectrum().rotated_y.reshape(-1, self.num_tasks)  # t x n
         products = self._data_eigenvalues[:, None] * self._task_eigenvalues  # t x n
         best = None
