@@ -59,8 +59,9 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
 from botorch_mtucb.bandits.run_file import write_atomically
 from botorch_mtucb.benchmarks.coverage import available_cpus
-from botorch_mtucb.benchmarks.timing import benchmark_parser, positive_int
+from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.experiments.report import pinned_threads
+from botorch_mtucb.utils.checks import positive_int
 
 DESCRIPTION = (
     "MartingaleMixtureUCB / IGPUCB vs BoTorch's UCB(beta=0.2), qLogNEI and random search "

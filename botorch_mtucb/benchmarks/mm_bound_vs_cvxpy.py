@@ -27,15 +27,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from botorch_mtucb.benchmarks.timing import (
-    benchmark_parser,
-    median_seconds,
-    nonnegative_int,
-    positive_int,
-)
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.experiments.report import format_table, pinned_threads
 from botorch_mtucb.problems import RKHSTestFunction, make_kernel
+from botorch_mtucb.utils.checks import nonnegative_int, positive_int
 
 DESCRIPTION = "the exact martingale-mixture bound in torch vs cvxpy's SOCP (needs cvxpy)"
 B, SIGMA, DELTA, C = 10.0, 0.1, 0.01, 0.2

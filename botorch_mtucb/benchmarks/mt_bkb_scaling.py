@@ -50,11 +50,12 @@ from botorch_mtucb.bandits import (
     MultiTaskKernelizedBandit,
     ScalarizedEnvironment,
 )
-from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds, positive_int
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import mt_bkb_accuracy
 from botorch_mtucb.experiments.report import format_table, pinned_threads, save_figure
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
 from botorch_mtucb.problems import MultiTaskProblem, rkhs_problem
+from botorch_mtucb.utils.checks import positive_int
 
 DESCRIPTION = "per-step cost of MT-BKB against MT-KB as t grows (20-task RKHS problem)"
 EPS, DELTA = 0.5, 0.1

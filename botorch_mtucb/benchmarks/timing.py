@@ -10,6 +10,8 @@ import timeit
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from botorch_mtucb.utils.checks import nonnegative_int, positive_int  # noqa: F401 (the benchmarks import them from here)
+
 Result = TypeVar("Result")
 
 
@@ -53,40 +55,6 @@ def median_seconds(
 
     times = timeit.Timer(call, prepare).repeat(repeat=repeats, number=1)
     return statistics.median(times), state["result"]
-
-
-def positive_int(text: str) -> int:
-    """An ``argparse`` type: an integer ``>= 1`` (else a one-line usage error).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.timing import positive_int
-        >>> positive_int("3")
-        3
-    """
-    return _int_at_least(text, 1)
-
-
-def nonnegative_int(text: str) -> int:
-    """An ``argparse`` type: an integer ``>= 0`` (else a one-line usage error).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.timing import nonnegative_int
-        >>> nonnegative_int("0")
-        0
-    """
-    return _int_at_least(text, 0)
-
-
-def _int_at_least(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= {minimum}, got {text!r}"
-        ) from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-    return value
 
 
 def benchmark_parser(name: str, description: str, quick: str) -> argparse.ArgumentParser:

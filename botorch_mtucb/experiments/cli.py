@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import signal
 import sys
 import threading
@@ -25,8 +26,14 @@ from typing import Any, Protocol
 
 from botorch_mtucb.bandits.run_file import RunFileWarning
 from botorch_mtucb.experiments.output_lock import OutputLockedError
+from botorch_mtucb.experiments.parallel import (
+    RAY_EXTRA,
+    ClusterUnavailableError,
+    UnitsFailedError,
+)
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 from botorch_mtucb.experiments.report import UnwrittenFilesWarning
+from botorch_mtucb.utils.checks import positive_int
 
 MAIN_EXPERIMENT = "sensor-main"
 
@@ -80,6 +87,7 @@ def build_parser(
         "--output", default="results/run", help="output directory (default: %(default)s)"
     )
     run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _parallel_arguments(run)
     reproduce = commands.add_parser("reproduce", help="one of the papers' experiments")
     reproduce.add_argument(
         "name",
@@ -97,6 +105,7 @@ def build_parser(
         "--data", default=None, help="a data file, for experiments that take one"
     )
     reproduce.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _parallel_arguments(reproduce)
     commands.add_parser("list", help="list the experiments")
     if benchmarks is not None:
         benchmark = commands.add_parser(
@@ -112,6 +121,27 @@ def build_parser(
             "arguments", nargs=argparse.REMAINDER, help="the benchmark's options (e.g. --quick)"
         )
     return parser
+
+
+def _parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--workers N`` and ``--ray ADDRESS`` (``parallel.parallel_execution``)."""
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="run the (method, repetition) units on N local worker processes (Ray when "
+        "installed, else a process pool); with --ray, the units in flight at most "
+        "(default: 1, serial; with --ray: the cluster's CPUs)",
+    )
+    parser.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="run the units as tasks on a running Ray cluster: 'auto' (this machine "
+        "belongs to it), 'host:port' or 'ray://host:port' (results come back to this "
+        f"machine; needs: {RAY_EXTRA})",
+    )
 
 
 def _benchmark(args: argparse.Namespace, benchmarks: Mapping[str, BenchmarkCommand]) -> int:
@@ -216,13 +246,24 @@ def main(
         output = f"results/{args.name}" if args.output is None else args.output
         name, quick = args.name, args.quick
         options = {} if args.data is None else {"data": args.data}
+    command = "python -m botorch_mtucb " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
         with sigterm_interrupts(), _one_line_warnings():
-            run_experiment(name, output, quick=quick, progress=not args.no_progress, **options)
-    except (ValueError, FileNotFoundError) as error:
+            run_experiment(
+                name,
+                output,
+                quick=quick,
+                progress=not args.no_progress,
+                workers=args.workers,
+                ray_address=args.ray,
+                **options,
+            )
+    except (ValueError, FileNotFoundError, ClusterUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except OutputLockedError as error:
+    except (OutputLockedError, UnitsFailedError) as error:
+        if isinstance(error, UnitsFailedError):
+            error = f"{error} in {output}; run the same command again to retry them: {command}"
         print(f"error: {error}", file=sys.stderr)
         return 1
     except OSError as error:  # a run file or directory that cannot be written
@@ -235,7 +276,7 @@ def main(
     except KeyboardInterrupt as interrupt:
         print(
             f"\ninterrupted: the rounds done so far are saved in {output}; run the same "
-            "command again to resume",
+            f"command again to resume: {command}",
             file=sys.stderr,
         )
         return 143 if isinstance(interrupt, Terminated) else 130

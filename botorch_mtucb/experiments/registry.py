@@ -24,6 +24,7 @@ from botorch_mtucb.experiments.output_lock import (
     locked_output,
     remove_lock_files,
 )
+from botorch_mtucb.experiments.parallel import parallel_execution
 from botorch_mtucb.experiments.report import UnwrittenFilesWarning, collect_unwritten_files
 
 # run(output, quick, progress, **options) -> summary dict (already written to output)
@@ -197,7 +198,13 @@ def unwritten_files_message(unwritten: list[tuple[Path, OSError]], output: str |
 
 
 def run_experiment(
-    name: str, output: str | Path, quick: bool = False, progress: bool = True, **options: Any
+    name: str,
+    output: str | Path,
+    quick: bool = False,
+    progress: bool = True,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run the experiment ``name`` into ``output``; returns its summary.
 
@@ -208,12 +215,31 @@ def run_experiment(
     be written, as in a read-only directory holding a finished run, are named in one
     ``UnwrittenFilesWarning`` and the summary is returned all the same.
 
+    With ``workers > 1`` or ``ray_address``, the (method, repetition) runs go to local
+    worker processes or a Ray cluster (``parallel.parallel_execution``); the files and the
+    summary are those of a serial run, and either kind of run resumes the other.
+
+    Args:
+        name: A registered experiment (``load_experiments``).
+        output: Its output directory.
+        quick: The small version.
+        progress: Whether to show progress bars.
+        workers: Local worker processes (default 1: serial, no Ray needed), or with
+            ``ray_address`` the runs in flight at most.
+        ray_address: A running Ray cluster (``"auto"``, ``"host:port"``,
+            ``"ray://host:port"``).
+        options: The experiment's own options (stored in ``experiment.json``).
+
     Raises:
         ValueError: If ``name`` is not a registered experiment, ``output`` is not a
             usable directory or holds a run with other settings.
         OutputLockedError: At once, if another run holds ``output``.
         OSError: If a run file cannot be written (naming it); the rounds finished
             before are kept.
+        TypeError: If ``workers`` is not an int.
+        ClusterUnavailableError: If ``ray_address`` is given and no cluster answers there
+            or Ray is not installed (before anything is written).
+        UnitsFailedError: If runs on the workers failed twice (the others are saved).
 
     Example:
         >>> import tempfile
@@ -231,15 +257,23 @@ def run_experiment(
     if str(output).strip() == "":
         raise ValueError("output must name a directory, got an empty string")
     output = Path(output)
-    existed = output.exists()
     settings = run_settings(name, quick, options)
+    with parallel_execution(workers, ray_address, progress):
+        return _run_into(experiments[name], output, settings, quick, progress, options)
+
+
+def _run_into(
+    experiment: Any, output: Path, settings: dict, quick: bool, progress: bool, options: dict
+) -> dict[str, Any]:
+    """``run_experiment``'s body: claim ``output``, run, write the results."""
+    existed = output.exists()
     _make_output(output)
     try:
         with locked_output(output):
             created = _claim_output(output, settings)
             try:
                 with collect_unwritten_files() as unwritten:
-                    summary = experiments[name].run(
+                    summary = experiment.run(
                         output=output, quick=quick, progress=progress, **options
                     )
             except Exception:

@@ -12,6 +12,7 @@ a time: ``botorch_mtucb.experiments.output_lock``). What is computed from the ru
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -23,9 +24,27 @@ from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits import Environment, Policy, StepRecord, run_policy
 from botorch_mtucb.experiments.output_lock import locked_output
+from botorch_mtucb.experiments.parallel import current_executor
 
 # A curve computed from one repetition's records and its environment: T values.
 CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
+
+# ``Method.cost`` of the methods with the exact (CMM) bound: its round (an eigen-
+# decomposition and a 1-D search) costs several times a closed-form width's (3-10x in the
+# experiments' run files); only the order in which a parallel run sends units uses it.
+EXACT_BOUND_COST = 5.0
+
+
+def method_cost(name: str) -> float:
+    """The ``Method.cost`` the experiments give the method ``name``: ``EXACT_BOUND_COST``
+    for the exact-bound (CMM) methods, else 1.
+
+    Example:
+        >>> from botorch_mtucb.experiments.runs import method_cost
+        >>> method_cost("MT-CMM-UCB b=0.01"), method_cost("MT-KB")
+        (5.0, 1.0)
+    """
+    return EXACT_BOUND_COST if "CMM" in name else 1.0
 
 
 @dataclass
@@ -38,6 +57,8 @@ class Method:
         make_policy: ``rep -> Policy``, a new policy for repetition ``rep``.
         make_environment: ``rep -> Environment``; repetition ``rep`` of every method
             should get the same environment (common random numbers).
+        cost: The relative cost of one of its runs (default 1), for the order in which a
+            parallel run sends its units (largest first, ``parallel``).
 
     Example:
         >>> import torch
@@ -56,6 +77,7 @@ class Method:
     name: str
     make_policy: Callable[[int], Policy]
     make_environment: Callable[[int], Environment]
+    cost: float = 1.0
 
 
 @dataclass
@@ -100,6 +122,11 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
 
 
+def _run_file_for(output: Path) -> Callable[[Method, int], Path]:
+    """``(method, rep) -> output/runs/<method>/rep<rep>.jsonl``."""
+    return lambda method, rep: output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
+
+
 def _collect(
     result: MethodResult,
     records: Sequence[StepRecord],
@@ -131,7 +158,9 @@ def run_methods(
     Repetition ``rep`` of every method uses the same seed, hence the same contexts and
     noise; repetitions run in the outer loop, methods in the inner one. Each run is
     written to ``output/runs/<method>/rep<rep>.jsonl`` as it goes and resumed from there,
-    while this thread holds the lock on ``output`` (``locked_output``).
+    while this thread holds the lock on ``output`` (``locked_output``). Inside
+    ``parallel.parallel_execution`` the unfinished runs are first computed by its workers
+    (the files they return are written here), then read back as above.
 
     Args:
         methods: The methods, in the order of the results.
@@ -168,13 +197,17 @@ def run_methods(
     output = Path(output)
     curve_functions = {"cumulative_regret": cumulative_regret_curve, **(curve_functions or {})}
     results = {method.name: MethodResult(method.name) for method in methods}
+    executor = current_executor()
     with locked_output(output):  # one run at a time in a directory
+        if executor is not None:  # the unfinished runs on its workers, then read back below
+            executor.run(methods, horizon, repetitions, output, seed, _run_file_for(output))
+            progress = False
         bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
         for rep in range(repetitions):
             for method in methods:
                 environment = method.make_environment(rep)
                 policy = method.make_policy(rep)
-                path = output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
+                path = _run_file_for(output)(method, rep)
                 bar.set_postfix_str(f"{method.name} rep {rep}")
                 records = run_policy(
                     policy,
@@ -193,3 +226,35 @@ def run_methods(
         result.curves = {k: np.stack(v) for k, v in result.curves.items()}
         result.diagnostics = {k: np.stack(v) for k, v in result.diagnostics.items()}
     return results
+
+
+def prefetch(calls: Sequence[tuple[Sequence[Method], int, int, str | Path]], seed: int = 0) -> None:
+    """In a parallel run, compute the runs of several later ``run_methods(methods, horizon,
+    repetitions, output, seed)`` calls at once, given as ``(methods, horizon,
+    repetitions, output)``: their units go out together, with no barrier between the
+    calls, and the calls then only read their files back. Serially it does nothing.
+
+    Example:
+        >>> import tempfile, torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.experiments.runs import Method, prefetch
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
+        >>> f = RKHSTestFunction.sample(
+        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
+        >>> method = Method(
+        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+        >>> prefetch([([method], 5, 2, tempfile.mkdtemp())])  # serial: nothing to do
+    """
+    executor = current_executor()
+    if executor is None:
+        return
+    with contextlib.ExitStack() as stack:
+        for output in dict.fromkeys(Path(call[3]) for call in calls):
+            stack.enter_context(locked_output(output))
+        executor.run_calls(
+            [
+                (methods, horizon, repetitions, seed, _run_file_for(Path(output)))
+                for methods, horizon, repetitions, output in calls
+            ]
+        )

@@ -10,6 +10,7 @@ package, so the kernels, scalarizations and acquisition functions can use it too
 
 from __future__ import annotations
 
+import argparse
 import math
 import operator
 import warnings
@@ -873,3 +874,37 @@ def check_X_pending(X_pending: object, dim: int | None = None) -> Tensor | None:
             stacklevel=3,
         )
     return X_pending.detach()
+
+
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: an integer ``>= 1`` (else a one-line usage error).
+
+    Example:
+        >>> from botorch_mtucb.utils.checks import positive_int
+        >>> positive_int("3")
+        3
+    """
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """An ``argparse`` type: an integer ``>= 0`` (else a one-line usage error).
+
+    Example:
+        >>> from botorch_mtucb.utils.checks import nonnegative_int
+        >>> nonnegative_int("0")
+        0
+    """
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= {minimum}, got {text!r}"
+        ) from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+    return value

@@ -31,7 +31,7 @@ from botorch_mtucb.experiments.report import (
     write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.experiments.runs import Method, MethodResult, run_methods
+from botorch_mtucb.experiments.runs import Method, MethodResult, method_cost, run_methods
 from botorch_mtucb.problems import MultiTaskProblem
 
 
@@ -228,6 +228,7 @@ def run_scalarized_experiment(
             method,
             make_policy=lambda rep, m=method: METHOD_BUILDERS[m](problem_for(rep), horizon=horizon),
             make_environment=environment_for,
+            cost=method_cost(method),
         )
         for method in methods or METHOD_BUILDERS
     ]

@@ -41,7 +41,7 @@ from botorch_mtucb.bandits import (
     UniformTaskActiveLearning,
 )
 from botorch_mtucb.experiments.paper001.settings import Setting
-from botorch_mtucb.experiments.runs import Method
+from botorch_mtucb.experiments.runs import Method, method_cost
 
 DELTA = 0.01
 CANDIDATE_DEVIATIONS = tuple(round(0.1 * k, 1) for k in range(1, 11))  # Section 5
@@ -167,4 +167,4 @@ def make_method(
             policy.name = label
         return policy
 
-    return Method(label or name, make_policy, make_environment)
+    return Method(label or name, make_policy, make_environment, cost=method_cost(name))

@@ -47,7 +47,13 @@ from botorch_mtucb.experiments.report import (
     write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.experiments.runs import Method, MethodResult, run_methods
+from botorch_mtucb.experiments.runs import (
+    Method,
+    MethodResult,
+    method_cost,
+    prefetch,
+    run_methods,
+)
 from botorch_mtucb.problems import KernelBanditEnvironment
 from botorch_mtucb.problems.kernel_bandit import KERNEL_FAMILIES
 
@@ -63,6 +69,36 @@ def seconds_curve(records: Sequence[StepRecord], environment: Any) -> np.ndarray
         [0.5, 0.5]
     """
     return np.asarray([record.seconds for record in records], dtype=float)
+
+
+def config_methods(
+    config: BanditConfig, config_index: int, methods: Sequence[str], horizon: int
+) -> list[Method]:
+    """The runner's ``Method``s of ``methods`` on configuration ``config`` (column
+    ``config_index``), sharing one environment per repetition.
+
+    Example:
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig
+        >>> from botorch_mtucb.experiments.paper002.experiments import config_methods
+        >>> [m.name for m in config_methods(BanditConfig("rbf", 0.5), 0, ["CMM-UCB", "Random"], 5)]
+        ['CMM-UCB', 'Random']
+    """
+    environments: dict[int, KernelBanditEnvironment] = {}
+
+    def environment_for(rep: int) -> KernelBanditEnvironment:
+        if rep not in environments:
+            environments[rep] = make_environment(config, config_index, rep)
+        return environments[rep]
+
+    return [
+        Method(
+            method,
+            make_policy=lambda rep, m=method: make_policy(m, config, horizon),
+            make_environment=environment_for,
+            cost=method_cost(method),
+        )
+        for method in methods
+    ]
 
 
 def run_config(
@@ -87,21 +123,7 @@ def run_config(
         >>> results["Random"].curves["seconds"].shape
         (1, 3)
     """
-    environments: dict[int, KernelBanditEnvironment] = {}
-
-    def environment_for(rep: int) -> KernelBanditEnvironment:
-        if rep not in environments:
-            environments[rep] = make_environment(config, config_index, rep)
-        return environments[rep]
-
-    method_list = [
-        Method(
-            method,
-            make_policy=lambda rep, m=method: make_policy(m, config, horizon),
-            make_environment=environment_for,
-        )
-        for method in methods
-    ]
+    method_list = config_methods(config, config_index, methods, horizon)
     if progress:
         print(
             f"\n{config.label}, d = {config.dim}: {len(methods)} methods x {repetitions} reps x T = {horizon}"
@@ -241,6 +263,17 @@ def run_grid_experiment(
     indices = list(range(len(configs))) if indices is None else list(indices)
     # small matrices: extra threads only contend (and skew timings)
     with pinned_threads(1):
+        prefetch(  # a parallel run sends every configuration's units at once
+            [
+                (
+                    config_methods(configs[index], index, methods, horizon),
+                    horizon,
+                    repetitions,
+                    output / run_directory(configs[index], horizon),
+                )
+                for index in indices
+            ]
+        )
         results = {
             configs[index].label: run_config(
                 configs[index],

@@ -1,0 +1,682 @@
+"""Run an experiment's (method, repetition) units in parallel: local worker processes or
+a Ray cluster.
+
+A run's work splits into units, one per (method, repetition), each the file
+``runs/<method>/rep<k>.jsonl`` with its own seed (``runs.run_methods``). Inside
+``parallel_execution(...)``, ``run_methods`` first hands every unit that is not finished
+to the executor here, then reads the finished files back as a serial run does, so the
+summaries, tables and plots come out of the same code either way, and a serial run and a
+parallel one resume each other's files.
+
+* **Backends.** ``workers > 1`` without an address: Ray started locally
+  (``ray.init(address="local", num_cpus=workers)``, no dashboard) when Ray is installed,
+  else a standard-library pool of ``workers`` spawned processes (``BOTORCH_MTUCB_NO_RAY=1``
+  forces the pool). ``ray_address`` (``"auto"``, ``"host:port"`` or ``"ray://host:port"``):
+  an existing Ray cluster, one Ray task per unit using one CPU; ``workers`` then caps the
+  units in flight (default: the cluster's CPUs).
+* **Where results go.** A worker runs its unit into a file of its own temporary directory
+  and returns the file's bytes; the driver writes them atomically to the output directory,
+  which it holds locked (``output_lock``). Nothing needs a shared file system, a killed
+  driver leaves every file old or new (never a part), and two runs never write the same
+  directory. A unit with rounds already stored (an interrupted serial run) is shipped with
+  them and resumed from there, as a serial run resumes it; a damaged file is left to the
+  serial path (which keeps a copy of it and warns).
+* **Order, failures.** Units are sent largest first (``Method.cost`` times the rounds
+  left, squared as a round's cost grows with ``t``); a unit that raises is sent once more,
+  then its traceback is printed and the other units go on; ``UnitsFailedError`` follows at
+  the end of the call, with every finished unit saved.
+* **Threads.** Each worker process pins torch to one thread (the driver's setting is left
+  alone).
+* **Interruption.** Ctrl-C (or SIGTERM, ``cli``) on the driver stops the workers and
+  cancels the units in flight; what finished is saved and the same command resumes.
+
+Results are identical to a serial run's (timings aside) on machines of the same kind: the
+rounds are seeded per round and per repetition. Nodes with another CPU or BLAS may differ
+in the last bits of floating-point results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import heapq
+import itertools
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from botorch_mtucb.bandits.run_file import RunFile, write_atomically
+from botorch_mtucb.utils.checks import as_int
+
+RAY_EXTRA = 'pip install "botorch-mtucb[distributed]"'
+_NO_RAY_VARIABLE = "BOTORCH_MTUCB_NO_RAY"
+_WAIT_SECONDS = 0.5
+_CONNECT_SECONDS = 5.0
+_RAY_CLIENT_PORT = 10001
+
+
+class UnitsFailedError(RuntimeError):
+    """Units of a parallel run raised twice (their tracebacks were printed); every other
+    unit finished and is saved.
+
+    Attributes:
+        failures: ``(method, repetition, traceback text)`` per failed unit.
+
+    Example:
+        >>> from botorch_mtucb.experiments.parallel import UnitsFailedError
+        >>> print(UnitsFailedError([("MT-KB", 2, "Traceback ...")], 24))
+        1 of 24 units failed twice (MT-KB rep 2; tracebacks above); the others are saved
+    """
+
+    def __init__(self, failures: Sequence[tuple[str, int, str]], total: int) -> None:
+        self.failures = list(failures)
+        names = ", ".join(f"{name} rep {rep}" for name, rep, _ in self.failures[:5])
+        more = "" if len(self.failures) <= 5 else f", and {len(self.failures) - 5} more"
+        super().__init__(
+            f"{len(self.failures)} of {total} units failed twice ({names}{more}; tracebacks "
+            "above); the others are saved"
+        )
+
+
+class ClusterUnavailableError(RuntimeError):
+    """No Ray cluster answers at the address given, or Ray is not installed.
+
+    Example:
+        >>> from botorch_mtucb.experiments.parallel import ClusterUnavailableError
+        >>> issubclass(ClusterUnavailableError, RuntimeError)
+        True
+    """
+
+
+@dataclass
+class UnitResult:
+    """What a worker returns for one unit: the run file's bytes and where it ran.
+
+    Attributes:
+        data: The complete run file (header and ``horizon`` rounds).
+        seconds: Wall-clock seconds of the unit on the worker (set-up included).
+        host: The worker's host name.
+        version: The worker's ``botorch_mtucb`` version.
+        warnings: The warnings the unit raised, as text.
+    """
+
+    data: bytes
+    seconds: float
+    host: str
+    version: str
+    warnings: list[str]
+
+
+@dataclass
+class _Unit:
+    index: tuple[int, int]  # (the call, the method's position in it)
+    name: str
+    rep: int
+    path: Path
+    prefix: bytes | None
+    done: int
+    size: float
+    horizon: int
+    seed: int
+    attempts: int = 0
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("botorch-mtucb")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def run_unit(
+    method_bytes: bytes, rep: int, horizon: int, seed: int, prefix: bytes | None
+) -> UnitResult:
+    """Run one (method, repetition) unit in this process and return its run file.
+
+    What a worker executes. ``method_bytes`` is the ``cloudpickle`` of a ``runs.Method``;
+    the environment is built before the policy (the serial order), the run goes to a file
+    in a temporary directory (holding ``prefix``, the rounds stored before, if any) and
+    torch is pinned to one thread in this process.
+
+    Returns:
+        The ``UnitResult`` (the file's bytes, seconds, host, version, warnings).
+
+    Example:
+        >>> import cloudpickle, torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.experiments.parallel import run_unit
+        >>> from botorch_mtucb.experiments.runs import Method
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
+        >>> f = RKHSTestFunction.sample(
+        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
+        >>> method = Method(
+        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+        >>> before = torch.get_num_threads()
+        >>> result = run_unit(cloudpickle.dumps(method), 0, 3, 0, None)
+        >>> len(result.data.splitlines())  # the header and 3 rounds
+        4
+        >>> torch.set_num_threads(before)
+    """
+    import cloudpickle
+    import torch
+
+    from botorch_mtucb.bandits import run_policy
+
+    start = time.perf_counter()
+    torch.set_num_threads(1)  # a worker process of ours: one thread per unit
+    method = cloudpickle.loads(method_bytes)
+    with tempfile.TemporaryDirectory(prefix="botorch-mtucb-unit-") as directory:
+        path = Path(directory) / f"rep{rep}.jsonl"
+        if prefix is not None:
+            path.write_bytes(prefix)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            environment = method.make_environment(rep)
+            policy = method.make_policy(rep)
+            run_policy(policy, environment, horizon, seed=seed, path=path, replay_finished=False)
+        data = path.read_bytes()
+    return UnitResult(
+        data=data,
+        seconds=time.perf_counter() - start,
+        host=socket.gethostname(),
+        version=_package_version(),
+        warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
+    )
+
+
+def _init_pool_worker() -> None:
+    """A pool worker ignores Ctrl-C (the driver stops it) and uses one torch thread."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+class _ProcessBackend:
+    """A pool of spawned processes (never forked: a fork would inherit the lock)."""
+
+    name = "process pool"
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing
+
+        self.capacity = workers
+        self._pool = futures.ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_pool_worker,
+        )
+
+    def submit(self, method_bytes: bytes, unit: _Unit, horizon: int, seed: int) -> Any:
+        return self._pool.submit(run_unit, method_bytes, unit.rep, horizon, seed, unit.prefix)
+
+    def wait(self, handles: Sequence[Any]) -> list[Any]:
+        done, _ = futures.wait(handles, timeout=_WAIT_SECONDS, return_when="FIRST_COMPLETED")
+        return list(done)
+
+    def result(self, handle: Any) -> UnitResult:
+        return handle.result()
+
+    def describe(self, error: BaseException) -> str:
+        cause = error.__cause__  # the worker's traceback (concurrent.futures.process)
+        text = "".join(traceback.format_exception(error))
+        return f"{cause}\n{text}" if cause is not None else text
+
+    def prepare(self, method: Any) -> bytes:
+        import cloudpickle
+
+        return cloudpickle.dumps(method)
+
+    def cancel(self, handles: Sequence[Any]) -> None:
+        for handle in handles:
+            handle.cancel()
+        processes = list(getattr(self._pool, "_processes", {}).values())
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(5)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ray_module() -> Any:
+    try:
+        import ray
+    except ImportError as error:
+        raise ClusterUnavailableError(
+            f"--ray needs Ray, which is not installed: {RAY_EXTRA}"
+        ) from error
+    return ray
+
+
+@contextlib.contextmanager
+def _environment(**variables: str) -> Iterator[None]:
+    """Environment variables set for the block where the user has not set them (Ray
+    reads its settings from the environment when it starts), then restored."""
+    added = [name for name in variables if name not in os.environ]
+    for name in added:
+        os.environ[name] = variables[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def _check_reachable(address: str) -> None:
+    """A TCP check before ``ray.init`` (which waits minutes on an address where nothing
+    listens): ``ClusterUnavailableError`` within seconds."""
+    target = address.removeprefix("ray://")
+    host, _, port_text = target.rpartition(":")
+    if not host:  # "ray://host" without a port
+        host, port_text = target, str(_RAY_CLIENT_PORT) if address.startswith("ray://") else ""
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ClusterUnavailableError(
+            f"--ray takes 'auto', 'host:port' or 'ray://host:port', got {address!r}"
+        ) from None
+    try:
+        socket.create_connection((host, port), timeout=_CONNECT_SECONDS).close()
+    except OSError as error:
+        raise ClusterUnavailableError(
+            f"no Ray cluster at {address} ({error.strerror or error}); start one with "
+            "`ray start --head` on that machine, or check the address"
+        ) from None
+
+
+class _RayBackend:
+    """Ray tasks, one CPU each: a local Ray (``address=None``) or a running cluster."""
+
+    name = "Ray"
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        ray = _ray_module()
+        self._ray = ray
+        self._local = address is None
+        options = {"include_dashboard": False, "log_to_driver": False}
+        if self._local:
+            # Ray starts its workers at nice 15, which starves them on a machine busy
+            # with anything else (measured here: 20-30x slower rounds with the other core
+            # busy); the local instance is this command's own, so its workers get 0.
+            with _environment(RAY_USAGE_STATS_ENABLED="0", RAY_worker_niceness="0"):
+                ray.init(address="local", num_cpus=workers, **options)
+        else:
+            if address != "auto":
+                _check_reachable(address)
+            try:
+                with _environment(RAY_USAGE_STATS_ENABLED="0"):
+                    ray.init(address=address, **options)
+            except ConnectionError as error:
+                raise ClusterUnavailableError(
+                    f"no Ray cluster at {address!r} ({error}); start one with "
+                    "`ray start --head`, or check the address"
+                ) from None
+            except (ValueError, RuntimeError) as error:  # e.g. ray:// without ray[client]
+                raise ClusterUnavailableError(
+                    f"could not connect to the Ray cluster at {address!r}: {error} ({RAY_EXTRA} "
+                    "brings the client)"
+                ) from None
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.capacity = max(1, cpus if workers is None else min(workers, cpus))
+        self.name = "local Ray" if self._local else f"Ray cluster at {address}"
+        self._task = ray.remote(num_cpus=1, max_retries=0)(run_unit)
+        self._methods: dict[int, Any] = {}
+
+    def prepare(self, method: Any) -> Any:
+        import cloudpickle
+
+        return self._ray.put(cloudpickle.dumps(method))
+
+    def submit(self, method_ref: Any, unit: _Unit, horizon: int, seed: int) -> Any:
+        return self._task.remote(method_ref, unit.rep, horizon, seed, unit.prefix)
+
+    def wait(self, handles: Sequence[Any]) -> list[Any]:
+        done, _ = self._ray.wait(list(handles), num_returns=1, timeout=_WAIT_SECONDS)
+        return done
+
+    def result(self, handle: Any) -> UnitResult:
+        return self._ray.get(handle)
+
+    def describe(self, error: BaseException) -> str:
+        return str(error)
+
+    def cancel(self, handles: Sequence[Any]) -> None:
+        for handle in handles:
+            with contextlib.suppress(Exception):
+                self._ray.cancel(handle, force=True)
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._ray.shutdown()
+
+
+def _ray_available() -> bool:
+    if os.environ.get(_NO_RAY_VARIABLE, "") not in ("", "0"):
+        return False
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _stored(path: Path) -> tuple[int, bytes | None] | None:
+    """``(rounds stored, the file's bytes)`` for a healthy or torn file, ``(0, None)`` for
+    none, ``None`` where the serial path must decide (damage, another run, unreadable)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0, None
+    except OSError:
+        return None
+    import json
+
+    first = data.split(b"\n", 1)[0]
+    try:
+        header = json.loads(first)["header"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    run_file = RunFile(path, header)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            records = run_file.read()
+    except (ValueError, OSError, Warning):
+        return None
+    if run_file._repair == "damaged":  # keep-a-copy-and-warn is the serial path's job
+        return None
+    return len(records), data
+
+
+class ParallelExecutor:
+    """Runs the units of ``run_methods`` calls on a backend (``parallel_execution``).
+
+    Attributes:
+        workers: Units in flight at most (``None``: a Ray cluster's CPUs).
+        ray_address: The Ray cluster's address, or ``None`` for local workers.
+        unit_seconds: Per finished unit, ``(method, rep, seconds on the worker)``.
+    """
+
+    def __init__(self, workers: int | None, ray_address: str | None, progress: bool) -> None:
+        self.workers = workers
+        self.ray_address = ray_address
+        self.progress = progress
+        self.unit_seconds: list[tuple[str, int, float]] = []
+        self._backend: Any = None
+        self._bar: Any = None
+        self._units_total = 0
+        self._units_done = 0
+        self._failed = 0
+        self._started = time.perf_counter()
+
+    def connect(self) -> None:
+        """Start the backend now (a cluster address is checked before any work runs)."""
+        if self._backend is not None:
+            return
+        if self.ray_address is not None:
+            self._backend = _RayBackend(self.workers, self.ray_address)
+        elif _ray_available():
+            self._backend = _RayBackend(self.workers, None)
+        else:
+            self._backend = _ProcessBackend(self.workers or 1)
+
+    def _update_bar(self, rounds: int = 0, total: int = 0) -> None:
+        if self._bar is None:
+            self._bar = tqdm(
+                total=0, unit="round", desc="units", disable=not self.progress, smoothing=0.05
+            )
+        if total:
+            self._bar.total += total
+            self._bar.refresh()
+        if rounds:
+            self._bar.update(rounds)
+        self._bar.set_postfix_str(
+            f"units {self._units_done}/{self._units_total}, {self._failed} failed", refresh=True
+        )
+
+    def run(
+        self,
+        methods: Sequence[Any],
+        horizon: int,
+        repetitions: int,
+        output: Path,
+        seed: int,
+        file_for: Callable[[Any, int], Path],
+    ) -> None:
+        """Run every unfinished unit of one ``run_methods`` call (``run_calls``)."""
+        self.run_calls([(methods, horizon, repetitions, seed, file_for)])
+
+    def run_calls(
+        self,
+        calls: Sequence[tuple[Sequence[Any], int, int, int, Callable[[Any, int], Path]]],
+    ) -> None:
+        """Run every unfinished unit of several ``run_methods`` calls, each given as
+        ``(methods, horizon, repetitions, seed, file_for)``, together (no barrier between
+        them); the driver (this thread, holding the output directories' locks) writes
+        each returned file atomically.
+
+        Raises:
+            UnitsFailedError: If units failed twice (after every other unit finished).
+            RuntimeError: If a worker runs another version of the package.
+        """
+        units = []
+        for call, (methods, horizon, repetitions, seed, file_for) in enumerate(calls):
+            for rep in range(repetitions):
+                for index, method in enumerate(methods):
+                    path = file_for(method, rep)
+                    stored = _stored(path)
+                    if stored is None or stored[0] >= horizon:
+                        continue
+                    done, prefix = stored
+                    cost = float(getattr(method, "cost", 1.0))
+                    size = cost * (horizon**2 - done**2)
+                    units.append(
+                        _Unit(
+                            (call, index),
+                            method.name,
+                            rep,
+                            path,
+                            prefix,
+                            done,
+                            size,
+                            horizon,
+                            seed + rep,
+                        )
+                    )
+        if not units:
+            return
+        self.connect()
+        backend = self._backend
+        prepared = {
+            key: backend.prepare(calls[key[0]][0][key[1]])
+            for key in dict.fromkeys(unit.index for unit in units)
+        }
+        queue = [(-unit.size, n, unit) for n, unit in enumerate(units)]
+        heapq.heapify(queue)
+        self._units_total += len(units)
+        self._update_bar(total=sum(u.horizon - u.done for u in units))
+        in_flight: dict[Any, _Unit] = {}
+        failures: list[tuple[str, int, str]] = []
+        limit = backend.capacity + 1  # one queued beyond the workers: no idle gap
+        order = itertools.count(len(units))
+
+        def fill() -> None:
+            while queue and len(in_flight) < limit:
+                _, _, unit = heapq.heappop(queue)
+                unit.attempts += 1
+                handle = backend.submit(prepared[unit.index], unit, unit.horizon, unit.seed)
+                in_flight[handle] = unit
+
+        try:
+            fill()
+            while in_flight:
+                for handle in backend.wait(list(in_flight)):
+                    unit = in_flight.pop(handle)
+                    try:
+                        result = backend.result(handle)
+                    except Exception as error:  # the unit raised on the worker
+                        text = backend.describe(error)
+                        if unit.attempts < 2:
+                            tqdm.write(f"{unit.name} rep {unit.rep} failed; sending it again")
+                            heapq.heappush(queue, (-unit.size, next(order), unit))
+                        else:
+                            self._failed += 1
+                            failures.append((unit.name, unit.rep, text))
+                            tqdm.write(f"{unit.name} rep {unit.rep} failed twice:\n{text}")
+                            self._update_bar()
+                        continue
+                    self._save(unit, result)
+                    self._units_done += 1
+                    self._update_bar(rounds=unit.horizon - unit.done)
+                fill()
+        except BaseException:
+            backend.cancel(list(in_flight))
+            self._backend = None
+            raise
+        if failures:
+            raise UnitsFailedError(failures, len(units))
+
+    def _save(self, unit: _Unit, result: UnitResult) -> None:
+        driver = _package_version()
+        if result.version != driver:
+            raise RuntimeError(
+                f"a worker on {result.host} runs botorch-mtucb {result.version}, this driver "
+                f"{driver}: install the same version on every node"
+            )
+        unit.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(unit.path, result.data)
+        self.unit_seconds.append((unit.name, unit.rep, result.seconds))
+        for text in result.warnings:
+            tqdm.write(f"warning ({unit.name} rep {unit.rep}): {text}")
+
+    def close(self) -> None:
+        """Stop the backend and print one line on what ran."""
+        if self._bar is not None:
+            self._bar.close()
+        if self._backend is not None:
+            name = self._backend.name
+            self._backend.close()
+            self._backend = None
+            busy = sum(seconds for _, _, seconds in self.unit_seconds)
+            wall = time.perf_counter() - self._started
+            if self.progress or self.unit_seconds:
+                print(
+                    f"parallel ({name}): {len(self.unit_seconds)} units, {busy:.0f} s of unit "
+                    f"time in {wall:.0f} s",
+                    file=sys.stderr,
+                )
+
+
+_current: contextvars.ContextVar[ParallelExecutor | None] = contextvars.ContextVar(
+    "botorch_mtucb_parallel_executor", default=None
+)
+
+
+def current_executor() -> ParallelExecutor | None:
+    """The executor of the enclosing ``parallel_execution`` block, or ``None`` (serial).
+
+    Example:
+        >>> from botorch_mtucb.experiments.parallel import current_executor
+        >>> current_executor() is None
+        True
+    """
+    return _current.get()
+
+
+def check_workers(workers: Any, name: str = "workers") -> int:
+    """``workers`` as an int ``>= 1`` (``TypeError``/``ValueError`` naming it otherwise).
+
+    Example:
+        >>> from botorch_mtucb.experiments.parallel import check_workers
+        >>> check_workers(2)
+        2
+        >>> check_workers(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: workers must be an int >= 1, got 0
+    """
+    value = as_int(workers, name)
+    if value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {workers!r}")
+    return value
+
+
+@contextlib.contextmanager
+def parallel_execution(
+    workers: int | None = None, ray_address: str | None = None, progress: bool = True
+) -> Iterator[ParallelExecutor | None]:
+    """Within the block, ``run_methods`` runs its units on ``workers`` local processes
+    or on the Ray cluster at ``ray_address``; with neither (or ``workers=1`` and no
+    address) the block changes nothing and yields ``None``.
+
+    Args:
+        workers: Local worker processes (Ray started locally, or a process pool without
+            Ray), or with ``ray_address`` the units in flight at most; ``None`` or 1 with
+            no address: serial.
+        ray_address: ``"auto"``, ``"host:port"`` or ``"ray://host:port"`` of a running
+            Ray cluster; it is contacted at once, before any work.
+        progress: Whether to show the aggregated progress bar.
+
+    Raises:
+        ValueError / TypeError: If ``workers`` is not an int ``>= 1``.
+        ClusterUnavailableError: If ``ray_address`` is given and Ray is not installed or
+            no cluster answers there (within seconds).
+
+    Example:
+        >>> import tempfile
+        >>> from botorch_mtucb.experiments.parallel import parallel_execution
+        >>> with parallel_execution(workers=1) as executor:
+        ...     executor is None
+        True
+    """
+    if workers is not None:
+        workers = check_workers(workers)
+    if ray_address is not None and (not isinstance(ray_address, str) or not ray_address.strip()):
+        raise ValueError(
+            f"ray_address must be 'auto', 'host:port' or 'ray://host:port', got {ray_address!r}"
+        )
+    if ray_address is None and (workers is None or workers == 1):
+        yield None
+        return
+    executor = ParallelExecutor(workers, ray_address, progress)
+    if ray_address is not None:
+        executor.connect()  # fail before any work if there is no cluster
+    token = _current.set(executor)
+    try:
+        yield executor
+    finally:
+        _current.reset(token)
+        executor.close()
+
+
+__all__ = [
+    "ClusterUnavailableError",
+    "ParallelExecutor",
+    "UnitResult",
+    "UnitsFailedError",
+    "check_workers",
+    "current_executor",
+    "parallel_execution",
+    "run_unit",
+]
