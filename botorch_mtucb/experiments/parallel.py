@@ -41,11 +41,13 @@ import contextlib
 import contextvars
 import heapq
 import itertools
+import logging
 import os
 import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -200,11 +202,21 @@ def run_unit(
 
 
 def _init_pool_worker() -> None:
-    """A pool worker ignores Ctrl-C (the driver stops it) and uses one torch thread."""
+    """A pool worker ignores Ctrl-C (the driver stops it), uses one torch thread, and
+    exits when the driver is gone (a killed driver cannot stop it: its pool's queues stay
+    open, and the worker would finish its unit for nothing, then wait forever)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import torch
 
     torch.set_num_threads(1)
+    driver = os.getppid()
+
+    def exit_without_driver() -> None:
+        while os.getppid() == driver:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=exit_without_driver, name="driver-watch", daemon=True).start()
 
 
 class _ProcessBackend:
@@ -213,17 +225,28 @@ class _ProcessBackend:
     name = "process pool"
 
     def __init__(self, workers: int) -> None:
+        self.capacity = workers
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> futures.ProcessPoolExecutor:
         import multiprocessing
 
-        self.capacity = workers
-        self._pool = futures.ProcessPoolExecutor(
-            max_workers=workers,
+        return futures.ProcessPoolExecutor(
+            max_workers=self.capacity,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_pool_worker,
         )
 
     def submit(self, method_bytes: bytes, unit: _Unit, horizon: int, seed: int) -> Any:
-        return self._pool.submit(run_unit, method_bytes, unit.rep, horizon, seed, unit.prefix)
+        arguments = (run_unit, method_bytes, unit.rep, horizon, seed, unit.prefix)
+        try:
+            return self._pool.submit(*arguments)
+        except futures.process.BrokenProcessPool:
+            # A worker died (killed, out of memory, a crash): every unit in flight failed
+            # with it and is sent again (each at most twice), to a new pool.
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            return self._pool.submit(*arguments)
 
     def wait(self, handles: Sequence[Any]) -> list[Any]:
         done, _ = futures.wait(handles, timeout=_WAIT_SECONDS, return_when="FIRST_COMPLETED")
@@ -282,6 +305,23 @@ def _environment(**variables: str) -> Iterator[None]:
             os.environ.pop(name, None)
 
 
+@contextlib.contextmanager
+def _sigterm_handler_kept() -> Iterator[None]:
+    """Restore the SIGTERM handler after the block: ``ray.init`` replaces it with one
+    calling ``sys.exit(15)`` (and its core worker adds a C handler printing a stack
+    trace), which would turn ``cli``'s SIGTERM (exit 143, the resume message) into a bare
+    exit 15."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None:  # None: set outside Python, cannot be restored
+            signal.signal(signal.SIGTERM, handler)
+
+
 def _check_reachable(address: str) -> None:
     """A TCP check before ``ray.init`` (which waits minutes on an address where nothing
     listens): ``ClusterUnavailableError`` within seconds."""
@@ -313,18 +353,25 @@ class _RayBackend:
         ray = _ray_module()
         self._ray = ray
         self._local = address is None
-        options = {"include_dashboard": False, "log_to_driver": False}
+        options = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.WARNING,
+        }
         if self._local:
             # Ray starts its workers at nice 15, which starves them on a machine busy
             # with anything else (measured here: 20-30x slower rounds with the other core
             # busy); the local instance is this command's own, so its workers get 0.
-            with _environment(RAY_USAGE_STATS_ENABLED="0", RAY_worker_niceness="0"):
+            with (
+                _environment(RAY_USAGE_STATS_ENABLED="0", RAY_worker_niceness="0"),
+                _sigterm_handler_kept(),
+            ):
                 ray.init(address="local", num_cpus=workers, **options)
         else:
             if address != "auto":
                 _check_reachable(address)
             try:
-                with _environment(RAY_USAGE_STATS_ENABLED="0"):
+                with _environment(RAY_USAGE_STATS_ENABLED="0"), _sigterm_handler_kept():
                     ray.init(address=address, **options)
             except ConnectionError as error:
                 raise ClusterUnavailableError(
