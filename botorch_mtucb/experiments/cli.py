@@ -124,7 +124,7 @@ def build_parser(
 
 
 def _parallel_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--workers N`` and ``--ray ADDRESS`` (``parallel.parallel_execution``)."""
+    """``--workers N``, ``--threads N`` and ``--ray ADDRESS`` (``parallel``)."""
     parser.add_argument(
         "--workers",
         type=positive_int,
@@ -133,6 +133,14 @@ def _parallel_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the (method, repetition) units on N local worker processes (Ray when "
         "installed, else a process pool); with --ray, the units in flight at most "
         "(default: 1, serial; with --ray: the cluster's CPUs)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="torch threads of the run, or of each worker (default: %(default)s; small "
+        "matrices are faster on one, and on a busy machine more can be much slower)",
     )
     parser.add_argument(
         "--ray",
@@ -256,6 +264,7 @@ def main(
                 progress=not args.no_progress,
                 workers=args.workers,
                 ray_address=args.ray,
+                threads=args.threads,
                 **options,
             )
     except (ValueError, FileNotFoundError, ClusterUnavailableError) as error:

@@ -112,6 +112,12 @@ class UnitResult:
         host: The worker's host name.
         version: The worker's ``botorch_mtucb`` version.
         warnings: The warnings the unit raised, as text.
+
+    Example:
+        >>> from botorch_mtucb.experiments.parallel import UnitResult
+        >>> result = UnitResult(b'{"header": {}}', 0.5, "node1", "0.1.0", [])
+        >>> result.host, len(result.data)
+        ('node1', 14)
     """
 
     data: bytes
@@ -132,6 +138,7 @@ class _Unit:
     size: float
     horizon: int
     seed: int
+    threads: int = 1
     attempts: int = 0
 
 
@@ -145,14 +152,19 @@ def _package_version() -> str:
 
 
 def run_unit(
-    method_bytes: bytes, rep: int, horizon: int, seed: int, prefix: bytes | None
+    method_bytes: bytes,
+    rep: int,
+    horizon: int,
+    seed: int,
+    prefix: bytes | None,
+    threads: int = 1,
 ) -> UnitResult:
     """Run one (method, repetition) unit in this process and return its run file.
 
     What a worker executes. ``method_bytes`` is the ``cloudpickle`` of a ``runs.Method``;
     the environment is built before the policy (the serial order), the run goes to a file
     in a temporary directory (holding ``prefix``, the rounds stored before, if any) and
-    torch is pinned to one thread in this process.
+    torch is pinned to ``threads`` threads in this process.
 
     Returns:
         The ``UnitResult`` (the file's bytes, seconds, host, version, warnings).
@@ -180,7 +192,7 @@ def run_unit(
     from botorch_mtucb.bandits import run_policy
 
     start = time.perf_counter()
-    torch.set_num_threads(1)  # a worker process of ours: one thread per unit
+    torch.set_num_threads(threads)  # a worker process of ours (``--threads``, default 1)
     method = cloudpickle.loads(method_bytes)
     with tempfile.TemporaryDirectory(prefix="botorch-mtucb-unit-") as directory:
         path = Path(directory) / f"rep{rep}.jsonl"
@@ -238,7 +250,7 @@ class _ProcessBackend:
         )
 
     def submit(self, method_bytes: bytes, unit: _Unit, horizon: int, seed: int) -> Any:
-        arguments = (run_unit, method_bytes, unit.rep, horizon, seed, unit.prefix)
+        arguments = (run_unit, method_bytes, unit.rep, horizon, seed, unit.prefix, unit.threads)
         try:
             return self._pool.submit(*arguments)
         except futures.process.BrokenProcessPool:
@@ -395,7 +407,7 @@ class _RayBackend:
         return self._ray.put(cloudpickle.dumps(method))
 
     def submit(self, method_ref: Any, unit: _Unit, horizon: int, seed: int) -> Any:
-        return self._task.remote(method_ref, unit.rep, horizon, seed, unit.prefix)
+        return self._task.remote(method_ref, unit.rep, horizon, seed, unit.prefix, unit.threads)
 
     def wait(self, handles: Sequence[Any]) -> list[Any]:
         done, _ = self._ray.wait(list(handles), num_returns=1, timeout=_WAIT_SECONDS)
@@ -463,12 +475,31 @@ class ParallelExecutor:
         workers: Units in flight at most (``None``: a Ray cluster's CPUs).
         ray_address: The Ray cluster's address, or ``None`` for local workers.
         unit_seconds: Per finished unit, ``(method, rep, seconds on the worker)``.
+
+    Example:
+        >>> import tempfile, torch
+        >>> from botorch_mtucb.bandits import RandomPolicy
+        >>> from botorch_mtucb.experiments.parallel import parallel_execution
+        >>> from botorch_mtucb.experiments.runs import Method, run_methods
+        >>> from botorch_mtucb.problems import (
+        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
+        >>> f = RKHSTestFunction.sample(
+        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
+        >>> method = Method(
+        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+        >>> with parallel_execution(workers=2, progress=False) as executor:  # doctest: +SKIP
+        ...     _ = run_methods([method], 5, 2, tempfile.mkdtemp(), progress=False)
+        >>> len(executor.unit_seconds)  # doctest: +SKIP
+        2
     """
 
-    def __init__(self, workers: int | None, ray_address: str | None, progress: bool) -> None:
+    def __init__(
+        self, workers: int | None, ray_address: str | None, progress: bool, threads: int = 1
+    ) -> None:
         self.workers = workers
         self.ray_address = ray_address
         self.progress = progress
+        self.threads = threads
         self.unit_seconds: list[tuple[str, int, float]] = []
         self._backend: Any = None
         self._bar: Any = None
@@ -549,6 +580,7 @@ class ParallelExecutor:
                             size,
                             horizon,
                             seed + rep,
+                            self.threads,
                         )
                     )
         if not units:
@@ -671,7 +703,10 @@ def check_workers(workers: Any, name: str = "workers") -> int:
 
 @contextlib.contextmanager
 def parallel_execution(
-    workers: int | None = None, ray_address: str | None = None, progress: bool = True
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: bool = True,
+    threads: int = 1,
 ) -> Iterator[ParallelExecutor | None]:
     """Within the block, ``run_methods`` runs its units on ``workers`` local processes
     or on the Ray cluster at ``ray_address``; with neither (or ``workers=1`` and no
@@ -684,6 +719,7 @@ def parallel_execution(
         ray_address: ``"auto"``, ``"host:port"`` or ``"ray://host:port"`` of a running
             Ray cluster; it is contacted at once, before any work.
         progress: Whether to show the aggregated progress bar.
+        threads: Torch threads of each worker (default 1).
 
     Raises:
         ValueError / TypeError: If ``workers`` is not an int ``>= 1``.
@@ -706,7 +742,7 @@ def parallel_execution(
     if ray_address is None and (workers is None or workers == 1):
         yield None
         return
-    executor = ParallelExecutor(workers, ray_address, progress)
+    executor = ParallelExecutor(workers, ray_address, progress, check_workers(threads, "threads"))
     if ray_address is not None:
         executor.connect()  # fail before any work if there is no cluster
     token = _current.set(executor)

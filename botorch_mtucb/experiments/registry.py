@@ -24,8 +24,12 @@ from botorch_mtucb.experiments.output_lock import (
     locked_output,
     remove_lock_files,
 )
-from botorch_mtucb.experiments.parallel import parallel_execution
-from botorch_mtucb.experiments.report import UnwrittenFilesWarning, collect_unwritten_files
+from botorch_mtucb.experiments.parallel import check_workers, parallel_execution
+from botorch_mtucb.experiments.report import (
+    UnwrittenFilesWarning,
+    collect_unwritten_files,
+    run_threads,
+)
 
 # run(output, quick, progress, **options) -> summary dict (already written to output)
 ExperimentFunction = Callable[..., dict[str, Any]]
@@ -204,6 +208,7 @@ def run_experiment(
     progress: bool = True,
     workers: int | None = None,
     ray_address: str | None = None,
+    threads: int = 1,
     **options: Any,
 ) -> dict[str, Any]:
     """Run the experiment ``name`` into ``output``; returns its summary.
@@ -228,6 +233,9 @@ def run_experiment(
             ``ray_address`` the runs in flight at most.
         ray_address: A running Ray cluster (``"auto"``, ``"host:port"``,
             ``"ray://host:port"``).
+        threads: Torch threads of the run (of each worker in a parallel run); default 1,
+            the caller's own setting is restored after. Like ``workers``, it does not
+            enter ``experiment.json``: a run resumes under any of them.
         options: The experiment's own options (stored in ``experiment.json``).
 
     Raises:
@@ -258,7 +266,8 @@ def run_experiment(
         raise ValueError("output must name a directory, got an empty string")
     output = Path(output)
     settings = run_settings(name, quick, options)
-    with parallel_execution(workers, ray_address, progress):
+    threads = check_workers(threads, "threads")
+    with run_threads(threads), parallel_execution(workers, ray_address, progress, threads):
         return _run_into(experiments[name], output, settings, quick, progress, options)
 
 

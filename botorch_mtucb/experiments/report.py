@@ -40,6 +40,7 @@ run, and the results are printed all the same.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import csv
 import io
 import json
@@ -524,15 +525,50 @@ def save_curves_plot(
 
 
 # ---------------------------------------------------------------------- guards
+_run_threads: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "botorch_mtucb_run_threads", default=1
+)
+
+
 @contextlib.contextmanager
-def pinned_threads(threads: int = 1) -> Iterator[int]:
+def run_threads(threads: int) -> Iterator[int]:
+    """Within the block, the experiments run on ``threads`` torch threads
+    (``pinned_threads()``; ``--threads``, default 1).
+
+    Example:
+        >>> from botorch_mtucb.experiments.report import pinned_threads, run_threads
+        >>> with run_threads(2), pinned_threads() as threads:
+        ...     threads
+        2
+    """
+    token = _run_threads.set(threads)
+    try:
+        yield threads
+    finally:
+        _run_threads.reset(token)
+
+
+def current_run_threads() -> int:
+    """The torch threads of the enclosing ``run_threads`` block (1 outside any).
+
+    Example:
+        >>> from botorch_mtucb.experiments.report import current_run_threads
+        >>> current_run_threads()
+        1
+    """
+    return _run_threads.get()
+
+
+@contextlib.contextmanager
+def pinned_threads(threads: int | None = None) -> Iterator[int]:
     """Run the block with ``threads`` torch threads and restore the caller's number after.
 
     Small factorizations and vector operations are faster on one thread, and timings
     on a shared machine are only comparable without threads waiting for each other.
 
     Args:
-        threads: Torch threads inside the block; ``<= 0`` keeps the current number.
+        threads: Torch threads inside the block; ``<= 0`` keeps the current number;
+            ``None``: the run's number (``run_threads``, default 1).
 
     Yields:
         The number of torch threads inside the block.
@@ -547,6 +583,8 @@ def pinned_threads(threads: int = 1) -> Iterator[int]:
         >>> torch.get_num_threads() == before
         True
     """
+    if threads is None:
+        threads = current_run_threads()
     previous = torch.get_num_threads()
     if threads > 0:
         torch.set_num_threads(threads)

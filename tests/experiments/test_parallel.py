@@ -427,3 +427,58 @@ def test_a_worker_that_dies_is_replaced_and_its_units_sent_again(tmp_path, monke
         [Method(m.name, policy, environment) for m in methods], 3, 2, serial, progress=False
     )
     assert rounds(output) == rounds(serial)
+
+
+# ------------------------------------------------------------------ --threads
+def test_threads_reach_the_workers_and_the_driver_keeps_its_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOTORCH_MTUCB_NO_RAY", "1")
+    seen = tmp_path / "threads"  # the policies' thread counts, across processes
+    f = RKHSTestFunction.sample(
+        make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0)
+    )
+
+    def policy(rep):
+        with open(seen, "a") as handle:
+            handle.write(f"{torch.get_num_threads()}\n")
+        return RandomPolicy()
+
+    method = Method("Random", policy, lambda rep: KernelBanditEnvironment(f, 0.1, 10))
+    before = torch.get_num_threads()
+    with parallel_execution(workers=2, progress=False, threads=2):
+        run_methods([method], 3, 2, tmp_path / "out", progress=False)
+    # One policy per unit in the workers, then the driver's read-back builds them again
+    # (for their run-file headers) on its own setting.
+    assert seen.read_text().split() == ["2", "2", str(before), str(before)]
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "x"])
+def test_a_bad_thread_count_is_a_usage_error(tmp_path, value, capsys):
+    with pytest.raises(SystemExit) as exit:
+        cli.main(cli_args(tmp_path / "out", "--threads", value))
+    assert exit.value.code == 2
+    assert "error: argument --threads: expected an integer >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_experiment_runs_on_the_threads_asked_and_restores_the_callers(tmp_path):
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        summary = registry.run_experiment(
+            "002-table1",
+            tmp_path / "out",
+            quick=True,
+            progress=False,
+            threads=2,
+            horizon=2,
+            repetitions=1,
+            config_indices=[0],
+            methods=["Random"],
+        )
+        assert summary["settings"]["threads"] == 2
+        assert torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="threads must be an int >= 1, got 0"):
+            registry.run_experiment("002-table1", tmp_path / "bad", quick=True, threads=0)
+    finally:
+        torch.set_num_threads(before)

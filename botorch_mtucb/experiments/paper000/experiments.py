@@ -216,7 +216,7 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
         )
         for omega in SIMILARITY_OMEGAS
     ]
-    with pinned_threads(1):
+    with pinned_threads():
         results = run_methods(
             methods,
             horizon,

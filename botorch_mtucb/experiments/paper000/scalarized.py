@@ -2,8 +2,8 @@
 method entries of ``summary.json``, the printed table and the two curve plots.
 
 Every run of ``experiments`` goes through ``run_scalarized_experiment`` (or, for
-Figure 1 (a), through the pieces it is made of). Runs use one torch thread (small linear
-algebra is faster without threading).
+Figure 1 (a), through the pieces it is made of). Runs use one torch thread unless
+``--threads`` says otherwise (small linear algebra is faster without threading).
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def run_scalarized_experiment(
         )
         for method in methods or METHOD_BUILDERS
     ]
-    with pinned_threads(1):
+    with pinned_threads():
         results = run_methods(
             method_list,
             horizon,

@@ -15,7 +15,8 @@ the evaluation repetitions and keeps the ``b`` with the smallest mean final regr
 paper's protocol, hence optimistic for MT-UCB); the chosen ``b`` is used by every other
 method except Independent and Single (``methods``). Each problem of ``summary.json``
 records the chosen ``b``, its regularization and the sweep's means. Runs use one torch
-thread (small vector operations are faster without threading).
+thread unless ``--threads`` says otherwise (small vector operations are faster
+without threading).
 
 MT-CMM-UCB / MT-CMM-AL (MT-UCB / MT-AL with the multi-task CMM bound, issue 12) get a
 sweep of their own (``sweep_cmm``: ``b = 0``, the independent baseline, and the ``b`` of
@@ -277,7 +278,7 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
     repetitions = int(chosen["repetitions"])
     b_grid = tuple(float(b) for b in chosen["b_grid"])
     problems: dict[str, dict[str, Any]] = {}
-    with pinned_threads(1):
+    with pinned_threads():
         for num_tasks, weight in chosen["configurations"]:
             horizon = int(chosen["horizon"] or 5 * num_tasks * SYNTHETIC_DIM)
             setting = synthetic_setting(int(num_tasks), float(weight))
@@ -319,7 +320,7 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
     chosen = _sizes(name, options, defaults, quick)
     data, horizon, repetitions = chosen["data"], int(chosen["horizon"]), int(chosen["repetitions"])
     b_grid = tuple(float(b) for b in chosen["b_grid"])
-    with pinned_threads(1):
+    with pinned_threads():
         setting = mhc_setting(data)
         problem = setting.problem(0)
         source = "MHC-I" if data is None else Path(data).name

@@ -9,7 +9,8 @@ bounds against AY-GP-UCB, IGP-UCB and random actions on synthetic kernel bandits
 * ``002-time``: Figure 4, wall-clock time per step.
 
 Full runs: ``T = 1000``, 10 repetitions; ``--quick``: ``T = 200``, 3 repetitions. Runs
-use one torch thread (small matrices; timings comparable with the paper's single CPU)
+use one torch thread unless ``--threads`` says otherwise (small matrices; timings
+comparable with the paper's single CPU)
 and are written to ``<output>/<kernel>-l<lengthscale>-d<d>-T<T>/runs/``, so an
 interrupted run resumes and runs of another horizon are kept apart.
 """
@@ -38,6 +39,7 @@ from botorch_mtucb.experiments.paper002.plots import plot_grid, plot_seconds
 from botorch_mtucb.experiments.registry import register
 from botorch_mtucb.experiments.report import (
     build_summary,
+    current_run_threads,
     experiment_options,
     grid_table,
     method_summary,
@@ -262,7 +264,7 @@ def run_grid_experiment(
     indices = chosen["config_indices"]
     indices = list(range(len(configs))) if indices is None else list(indices)
     # small matrices: extra threads only contend (and skew timings)
-    with pinned_threads(1):
+    with pinned_threads():
         prefetch(  # a parallel run sends every configuration's units at once
             [
                 (
@@ -292,7 +294,7 @@ def run_grid_experiment(
         "quick": quick,
         "delta": DELTA,
         "num_actions": NUM_ACTIONS,
-        "threads": 1,
+        "threads": current_run_threads(),
         "machine": platform.platform(),
     }
     problems = {}
