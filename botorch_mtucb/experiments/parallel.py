@@ -62,7 +62,9 @@ from tqdm import tqdm
 from botorch_mtucb.bandits.run_file import RunFile, write_atomically
 from botorch_mtucb.utils.checks import as_int
 
-RAY_EXTRA = 'pip install "botorch-mtucb[distributed]"'
+RAY_EXTRA = (
+    'pip install "botorch-mtucb[distributed]", or pip install ".[distributed]" in a checkout'
+)
 _NO_RAY_VARIABLE = "BOTORCH_MTUCB_NO_RAY"
 _WAIT_SECONDS = 0.5
 _CONNECT_SECONDS = 5.0
@@ -238,6 +240,7 @@ class _ProcessBackend:
 
     def __init__(self, workers: int) -> None:
         self.capacity = workers
+        self.queue_ahead = True  # the pool queues what its processes cannot start
         self._pool = self._new_pool()
 
     def _new_pool(self) -> futures.ProcessPoolExecutor:
@@ -335,8 +338,9 @@ def _sigterm_handler_kept() -> Iterator[None]:
 
 
 def _check_reachable(address: str) -> None:
-    """A TCP check before ``ray.init`` (which waits minutes on an address where nothing
-    listens): ``ClusterUnavailableError`` within seconds."""
+    """Check that a gRPC server (Ray's GCS or client server) answers at ``address``
+    before ``ray.init``, which waits minutes where nothing or something else listens:
+    ``ClusterUnavailableError`` within seconds otherwise."""
     target = address.removeprefix("ray://")
     host, _, port_text = target.rpartition(":")
     if not host:  # "ray://host" without a port
@@ -354,6 +358,37 @@ def _check_reachable(address: str) -> None:
             f"no Ray cluster at {address} ({error.strerror or error}); start one with "
             "`ray start --head` on that machine, or check the address"
         ) from None
+    if os.environ.get("RAY_USE_TLS", "0") not in ("", "0"):
+        return  # a TLS cluster: the plain handshake below would fail
+    try:
+        import grpc  # Ray's own dependency
+    except ImportError:  # pragma: no cover - Ray always brings it
+        return
+    channel = grpc.insecure_channel(f"{host}:{port}")
+    try:  # the HTTP/2 handshake of a gRPC server, which a silent listener never gives
+        grpc.channel_ready_future(channel).result(timeout=_CONNECT_SECONDS)
+    except grpc.FutureTimeoutError:
+        raise ClusterUnavailableError(
+            f"no Ray cluster at {address}: something accepts connections there but does not "
+            f"answer as Ray's gRPC server within {_CONNECT_SECONDS:.0f} s; check the address "
+            "(Ray's head node listens on 6379 by default, its client server on 10001)"
+        ) from None
+    finally:
+        channel.close()
+
+
+def _authentication_hint(error: BaseException, answered: bool) -> str:
+    """What to check when a cluster that answers (``answered``: its gRPC server did)
+    refuses the connection: most often Ray's token authentication."""
+    text = str(error).lower()
+    if not answered and "auth" not in text and "token" not in text:
+        return ""
+    return (
+        "; a Ray server answers there, so check that this machine's Ray version is the "
+        "cluster's and, if the cluster uses token authentication (Ray turns it on where "
+        "~/.ray/auth_token exists), set RAY_AUTH_MODE=token here with the cluster's token "
+        "in ~/.ray/auth_token"
+    )
 
 
 class _RayBackend:
@@ -386,17 +421,24 @@ class _RayBackend:
                 with _environment(RAY_USAGE_STATS_ENABLED="0"), _sigterm_handler_kept():
                     ray.init(address=address, **options)
             except ConnectionError as error:
+                hint = _authentication_hint(error, answered=address != "auto")
                 raise ClusterUnavailableError(
-                    f"no Ray cluster at {address!r} ({error}); start one with "
+                    f"could not connect to the Ray cluster at {address!r} ({error}){hint}"
+                    if hint
+                    else f"no Ray cluster at {address!r} ({error}); start one with "
                     "`ray start --head`, or check the address"
                 ) from None
             except (ValueError, RuntimeError) as error:  # e.g. ray:// without ray[client]
+                hint = _authentication_hint(error, answered=False)
                 raise ClusterUnavailableError(
-                    f"could not connect to the Ray cluster at {address!r}: {error} ({RAY_EXTRA} "
-                    "brings the client)"
+                    f"could not connect to the Ray cluster at {address!r}: {error}"
+                    + (hint or f" ({RAY_EXTRA} brings the client)")
                 ) from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.capacity = max(1, cpus if workers is None else min(workers, cpus))
+        # One unit queued beyond the capacity avoids an idle gap, but only where Ray cannot
+        # start it at once: with --workers below the cluster's CPUs it would run N + 1.
+        self.queue_ahead = self.capacity >= cpus
         self.name = "local Ray" if self._local else f"Ray cluster at {address}"
         self._task = ray.remote(num_cpus=1, max_retries=0)(run_unit)
         self._methods: dict[int, Any] = {}
@@ -420,9 +462,10 @@ class _RayBackend:
         return str(error)
 
     def cancel(self, handles: Sequence[Any]) -> None:
-        for handle in handles:
-            with contextlib.suppress(Exception):
-                self._ray.cancel(handle, force=True)
+        # No ray.cancel: racing a task that completes at that moment, it aborts the
+        # driver in Ray 2.60 ("Tried to complete task that was not pending"). The tasks
+        # share their owner's fate: shutting the driver's connection down ends them (and
+        # a local instance with them).
         self.close()
 
     def close(self) -> None:
@@ -597,7 +640,7 @@ class ParallelExecutor:
         self._update_bar(total=sum(u.horizon - u.done for u in units))
         in_flight: dict[Any, _Unit] = {}
         failures: list[tuple[str, int, str]] = []
-        limit = backend.capacity + 1  # one queued beyond the workers: no idle gap
+        limit = backend.capacity + int(backend.queue_ahead)  # no idle gap between units
         order = itertools.count(len(units))
 
         def fill() -> None:

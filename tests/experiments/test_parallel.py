@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -482,3 +483,120 @@ def test_run_experiment_runs_on_the_threads_asked_and_restores_the_callers(tmp_p
             registry.run_experiment("002-table1", tmp_path / "bad", quick=True, threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_an_address_where_something_else_listens_is_an_error_within_seconds(tmp_path):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    accepted = []
+    stop = threading.Event()
+
+    def accept() -> None:  # accepts and never answers: not a Ray GCS
+        listener.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "botorch_mtucb",
+                "reproduce",
+                "000-sine",
+                "--quick",
+                "--no-progress",
+                "--output",
+                str(tmp_path / "out"),
+                "--ray",
+                f"127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=45,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--ray 127.0.0.1:{port} (a listener that is not Ray) hung for 45 s")
+    finally:
+        stop.set()
+        thread.join(5)
+        for connection in accepted:
+            connection.close()
+        listener.close()
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - began < 30, "imports included"
+    assert "error:" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+class _InlineBackend:
+    """Runs units in this process when waited on; records the most in flight at once."""
+
+    name = "inline"
+
+    def __init__(self, capacity, queue_ahead):
+        self.capacity, self.queue_ahead = capacity, queue_ahead
+        self.in_flight, self.most = [], 0
+
+    def prepare(self, method):
+        import cloudpickle
+
+        return cloudpickle.dumps(method)
+
+    def submit(self, method_bytes, unit, horizon, seed):
+
+        handle = (method_bytes, unit.rep, horizon, seed, unit.prefix, unit.threads)
+        self.in_flight.append(handle)
+        self.most = max(self.most, len(self.in_flight))
+        return handle
+
+    def wait(self, handles):
+        return [handles[0]]
+
+    def result(self, handle):
+        from botorch_mtucb.experiments.parallel import run_unit
+
+        self.in_flight.remove(handle)
+        return run_unit(*handle)
+
+    def describe(self, error):
+        return repr(error)
+
+    def cancel(self, handles):
+        pass
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize(("capacity", "queue_ahead", "most"), [(1, False, 1), (2, True, 3)])
+def test_units_in_flight_never_exceed_the_cap(tmp_path, capacity, queue_ahead, most):
+    # With --workers below a cluster's CPUs nothing is queued ahead: Ray would start it.
+    f = RKHSTestFunction.sample(
+        make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0)
+    )
+    method = Method(
+        "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10)
+    )
+    backend = _InlineBackend(capacity, queue_ahead)
+    before = torch.get_num_threads()
+    with parallel_execution(workers=2, progress=False) as executor:
+        executor._backend = backend
+        run_methods([method], 3, 4, tmp_path / "out", progress=False)
+    torch.set_num_threads(before)
+    assert backend.most == most
+    serial = tmp_path / "serial"
+    run_methods([method], 3, 4, serial, progress=False)
+    assert rounds(tmp_path / "out") == rounds(serial)
