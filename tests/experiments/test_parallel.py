@@ -211,9 +211,9 @@ def test_a_parallel_run_interrupted_resumes_serially(tmp_path, reference, signum
     seen = {}
     try:
 
-        def some_units_done():
+        def some_units_done():  # the first unit back: 15 of 16 still to come
             seen.update(session_processes(process.pid))
-            return len(list(output.rglob("*.jsonl"))) >= 3
+            return any(output.rglob("*.jsonl"))
 
         wait_until(some_units_done, process)
         if signum == signal.SIGINT:
@@ -233,7 +233,7 @@ def test_a_parallel_run_interrupted_resumes_serially(tmp_path, reference, signum
     assert any("ray::" in command for command in seen.values())  # Ray workers ran
     assert_session_ends(process)  # no worker, raylet or agent left
     saved = rounds(output)
-    assert 3 <= len(saved) < UNITS  # interrupted mid-way
+    assert 1 <= len(saved) < UNITS  # interrupted mid-way
     for path, rows in saved.items():  # only complete files from the driver
         assert rows == reference[1][0][path]
     assert not list(output.rglob("*.tmp"))
@@ -250,7 +250,7 @@ def test_pool_workers_exit_when_the_driver_is_killed(tmp_path, reference):
     env = {**os.environ, "BOTORCH_MTUCB_NO_RAY": "1"}
     process = start(cli_args(output, "--workers", "2"), env=env)
     try:
-        wait_until(lambda: len(list(output.rglob("*.jsonl"))) >= 3, process)
+        wait_until(lambda: any(output.rglob("*.jsonl")), process)  # 15 units to come
         assert len(session_processes(process.pid)) >= 3  # the driver and its workers
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=60)  # (its workers would hold its pipes open)
@@ -259,7 +259,7 @@ def test_pool_workers_exit_when_the_driver_is_killed(tmp_path, reference):
         kill_session(process)
         raise
     saved = rounds(output)
-    assert 3 <= len(saved) < UNITS
+    assert 1 <= len(saved) < UNITS
     for path, rows in saved.items():  # whole files only, even from a killed driver
         assert rows == reference[1][0][path]
     run(output)  # resumed serially (the killed driver's lock is gone with it)
