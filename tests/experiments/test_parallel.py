@@ -35,8 +35,11 @@ SIZES = {"horizon": 30, "repetitions": 2}
 UNITS = 16
 ARGV = ["reproduce", "000-sine", "--quick", "--no-progress"]
 # ``python -m botorch_mtucb ARGS`` with SIZES: cli.main with run_experiment given them.
+# SIGINT as in a terminal: a shell running CI in the background starts its jobs with
+# SIGINT ignored, and Python then keeps it ignored.
 SCRIPT = (
-    "import functools, sys\n"
+    "import functools, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "from botorch_mtucb.experiments import cli, registry\n"
     "cli.run_experiment = functools.partial(registry.run_experiment, "
     f"horizon={SIZES['horizon']}, repetitions={SIZES['repetitions']})\n"
