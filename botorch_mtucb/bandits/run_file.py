@@ -242,6 +242,21 @@ class RunFile:
             "away (its run is then recomputed) or restore it from a copy."
         )
 
+    @property
+    def damaged(self) -> bool:
+        """Whether the last ``read`` found a line that is not a round before the last one
+        (appending then keeps a ``.damaged`` copy and warns; module docstring).
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> from botorch_mtucb.bandits.run_file import RunFile
+            >>> run_file = RunFile(pathlib.Path(tempfile.mkdtemp()) / "rep0.jsonl", {})
+            >>> _ = run_file.read()
+            >>> run_file.damaged
+            False
+        """
+        return self._repair == "damaged"
+
     def read(self) -> list[StepRecord]:
         """The file's rounds, in order (``[]`` if there is no file); writes nothing.
 

@@ -41,6 +41,7 @@ import contextlib
 import contextvars
 import heapq
 import itertools
+import json
 import logging
 import os
 import signal
@@ -441,7 +442,6 @@ class _RayBackend:
         self.queue_ahead = self.capacity >= cpus
         self.name = "local Ray" if self._local else f"Ray cluster at {address}"
         self._task = ray.remote(num_cpus=1, max_retries=0)(run_unit)
-        self._methods: dict[int, Any] = {}
 
     def prepare(self, method: Any) -> Any:
         import cloudpickle
@@ -492,8 +492,6 @@ def _stored(path: Path) -> tuple[int, bytes | None] | None:
         return 0, None
     except OSError:
         return None
-    import json
-
     first = data.split(b"\n", 1)[0]
     try:
         header = json.loads(first)["header"]
@@ -506,7 +504,7 @@ def _stored(path: Path) -> tuple[int, bytes | None] | None:
             records = run_file.read()
     except (ValueError, OSError, Warning):
         return None
-    if run_file._repair == "damaged":  # keep-a-copy-and-warn is the serial path's job
+    if run_file.damaged:  # keep-a-copy-and-warn is the serial path's job
         return None
     return len(records), data
 

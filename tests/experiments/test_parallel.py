@@ -559,7 +559,6 @@ class _InlineBackend:
         return cloudpickle.dumps(method)
 
     def submit(self, method_bytes, unit, horizon, seed):
-
         handle = (method_bytes, unit.rep, horizon, seed, unit.prefix, unit.threads)
         self.in_flight.append(handle)
         self.most = max(self.most, len(self.in_flight))
