@@ -6,14 +6,17 @@ per-task bounds ``u_t(x, i)`` at every candidate, then ``min_i w_i (u_t(x, i) - 
 ``ScalarizedMartingaleMixtureUCB``). Measured for full-vector ICM data (``Gamma = k B``,
 SE kernel, ``B`` a random PSD matrix of full rank) at ``t = 200`` and ``n = 2, 5, 10,
 20``, on the Kronecker route (the spectrum of ``K_t (x) B`` from those of ``K_t`` and
-``B``: ``O(t^3 + n^3)`` per step; per candidate and functional the ``n t`` projections
-in ``O(t^2 + t n)``, then a 1-D dual over them), beside
+``B``: ``O(t^3 + n^3)`` per step; each 1-D dual of eq. (12) by ``KroneckerSpectralDual``:
+a shared grid of ``alpha`` by matrix products, ``O(t n + n F)`` per candidate and
+``alpha`` for ``F`` functionals, then Newton steps on power series of the same sums
+around each bound's best grid ``alpha``, so the ``n`` per-task bounds cost ``O(t n +
+n^2)`` per candidate and ``alpha`` and the ``(N n) x (n t)`` projections are never
+formed), beside
 
 * single-task CMM (``MartingaleMixtureBound``: one append, ``upper`` at the same 100
   candidates) at ``t = 200``, the baseline of the ratios;
 * the linear scalarized UCB on the Kronecker route (one functional ``w^T f(x)`` per
-  candidate instead of ``n`` per-task bounds: each bound is a 1-D dual over the ``M = n
-  t`` eigenvalues, so ``n`` of them cost ``O(n^2 t)`` per candidate, one ``O(n t)``);
+  candidate instead of ``n`` per-task bounds);
 * MT-CMM-UCB's step (``MultiTaskMartingaleMixtureBandit.screened_argmax``): the same
   append, then the exact Chebyshev argmax over the candidates, computed where it can
   win only (a grid bound, ``O(t n)`` per candidate and ``alpha`` by matrix products,
@@ -298,9 +301,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"linear step: {growth_summary(rows, 'linear')}")
     print(f"MT-CMM-UCB step: {growth_summary(rows, 'screened')}")
     print("step: append (one full-vector row, then the spectrum: O(t^3 + n^3) on the "
-          "Kronecker route) + Chebyshev UCB at the candidates (n per-task bounds, each a 1-D "
-          "dual over the M = n t eigenvalues: O(n^2 t) per candidate and dual evaluation); "
-          "linear: the step with one functional w^T f (O(n t)); dense: the Chebyshev step "
+          "Kronecker route) + Chebyshev UCB at the candidates (n per-task bounds, each the "
+          "1-D dual of eq. (12) by matrix products at shared alphas and power series "
+          "around each bound's best one: O(t n + n^2) per candidate and alpha); "
+          "linear: the step with one functional w^T f; dense: the Chebyshev step "
           "on the same kernel as two half-terms (spectrum O((n t)^3)); '-': not run "
           "(estimated above --dense-limit); MT-CMM-UCB: append + the policy's choice, the "
           "exact Chebyshev argmax over the candidates found by screening with the grid "

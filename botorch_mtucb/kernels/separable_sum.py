@@ -191,6 +191,41 @@ class SumOfSeparableKernels(Module):
         b = b.view(b.shape[0], *([1] * (kx.dim() - 3)), 1, *b.shape[1:])
         return (kx.unsqueeze(-2) * b).sum(0)
 
+    def functional_covariance(
+        self, X: Tensor, weights: Tensor, X2: Tensor, tasks2: Tensor
+    ) -> Tensor:
+        r"""Covariance between the functionals ``w_f^T f(X_a)`` and scalar observations
+        ``(X2, tasks2)``: ``sum_j k_j(X_a, X2_b) (w_f^T B_j)_{tasks2_b}``.
+
+        The same as contracting ``task_block_covariance`` with ``weights`` over the
+        tasks, without its ``n`` rows: ``O(J q m2 F)`` instead of ``O(J q m2 n)``.
+
+        Args:
+            X: ``... x q x d`` inputs; weights: ``F x n``.
+            X2: ``m2 x d`` inputs; tasks2: ``m2`` task indices (long).
+
+        Returns:
+            ``... x q x F x m2``.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.kernels import SumOfSeparableKernels
+            >>> kernel = SumOfSeparableKernels(LinearKernel(), torch.eye(2))
+            >>> X2, tasks2 = torch.ones(3, 1), torch.tensor([0, 1, 1])
+            >>> W = torch.tensor([[1.0, 0.0], [0.5, 0.5]])
+            >>> kernel.functional_covariance(torch.ones(4, 1), W, X2, tasks2).shape
+            torch.Size([4, 2, 3])
+            >>> blocks = kernel.task_block_covariance(torch.ones(4, 1), X2, tasks2)
+            >>> torch.allclose(kernel.functional_covariance(torch.ones(4, 1), W, X2, tasks2),
+            ...                torch.einsum("fi,qim->qfm", W, blocks))
+            True
+        """
+        kx = self._data_covariances(X, X2)  # J x ... x q x m2
+        wb = torch.einsum("fi,jim->jfm", weights, self.task_covariances[:, :, tasks2])
+        wb = wb.view(wb.shape[0], *([1] * (kx.dim() - 3)), 1, *wb.shape[1:])
+        return (kx.unsqueeze(-2) * wb).sum(0)
+
     def full_covariance(self, X1: Tensor, X2: Tensor) -> Tensor:
         """``Gamma(X1_a, X2_b)[i, j]`` laid out as ``... x q1 x n x q2 x n``.
 

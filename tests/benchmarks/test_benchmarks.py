@@ -58,8 +58,11 @@ def test_mm_bound_vs_cvxpy_quick(capsys):
     assert main(["benchmark", "mm-bound-vs-cvxpy", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "1 torch thread(s)" in out and "ratio" in out
-    row = [line.split() for line in out.splitlines() if line.startswith("100 ")]
-    assert len(row) == 1 and float(row[0][6]) < 1e-4  # max relative difference
+    rows = [line.split() for line in out.splitlines() if line.startswith("100 ")]
+    assert len(rows) == 2 and float(rows[0][6]) < 1e-4  # max relative difference
+    assert "CMM-UCB round in a loop" in out and "CMM / eigh" in out
+    eigh, cmm, ratio = (float(value) for value in rows[1][1:4])  # the round table
+    assert eigh > 0 and cmm > 0 and ratio == pytest.approx(cmm / eigh, rel=0.05)
 
 
 def test_mm_bound_vs_cvxpy_without_cvxpy(monkeypatch, capsys):

@@ -25,9 +25,15 @@ i)`` at row ``s n + i``), whose eigen-decomposition is that of ``K_t`` and of ``
 eigenvalues ``lambda_a mu_j``, eigenvectors ``u_a (x) v_j``, ``U^T y = vec(U_K^T Y
 U_B)`` and, for the functional ``w`` at ``x``, ``U^T k_L = (U_K^T k_t(x)) (x) (U_B^T B
 w)``: ``O(t^3 + n^3)`` per data set and ``O(t^2 + n^2 + t n)`` per point and functional,
-never ``(n t)^3`` (``kronecker_route``). Other kernels (sums of separable terms) and
-task-indexed data use the dense ``M x M`` Gram matrix (``O(M^3)``, ``M`` the number of
-scalar observations: ``t`` for task-indexed data).
+never ``(n t)^3`` (``kronecker_route``); the exact bounds' 1-D duals are solved by
+matrix products at shared ``alpha`` and power series around them
+(``KroneckerSpectralDual``: ``O(t n + n F)`` per point and ``alpha`` for ``F``
+functionals, never the ``(N F) x (n t)`` projections). Other kernels (sums of separable
+terms) and task-indexed data use the dense ``M x M`` Gram matrix (``O(M^3)``, ``M`` the
+number of scalar observations: ``t`` for task-indexed data). Repeated inputs (a finite
+domain: the same ``x_s``, or the same ``(x_s, i_s)``, observed again) are folded
+(``repeated_inputs.input_spectrum``): the spectrum comes from the ``u`` distinct ones,
+``O(u^3)`` instead of ``O(t^3)``, with the same values to round-off (issue 14).
 
 Source: paper 002, Section 4 (eqs. (8), (10), (12), Lemma 4.2, Cor. 4.3/4.6), applied
 to the scalar kernel of paper 000, Section 2; the combination is issue 12's.
@@ -43,7 +49,11 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.confidence.martingale_mixture.alpha_search import SpectralDual, posterior_std
+from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
+    KroneckerSpectralDual,
+    SpectralDual,
+    posterior_std,
+)
 from botorch_mtucb.confidence.martingale_mixture.emptiness import (
     EmptyConfidenceSetError,
     contradicts,
@@ -55,6 +65,10 @@ from botorch_mtucb.confidence.martingale_mixture.radius import (
     radius_tilde_squared,
     spectral_data_fit,
     spectral_radius_squared,
+)
+from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
+    DistinctInputs,
+    input_spectrum,
 )
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
 from botorch_mtucb.utils.checks import (
@@ -70,6 +84,7 @@ from botorch_mtucb.utils.checks import (
 )
 
 _DTYPE = torch.float64
+GRID_CHUNK = 2**20  # grid bounds on the Kronecker route: alphas x t x n per batch
 
 
 class MultiTaskMartingaleMixtureBound(Module):
@@ -176,6 +191,8 @@ class MultiTaskMartingaleMixtureBound(Module):
             self.register_buffer("_task_eigenvectors", U_B)
         self._spectrum: GramSpectrum | None = None
         self._data_eigenvectors: Tensor | None = None  # U_K (Kronecker route)
+        self._distinct = DistinctInputs()  # the distinct x_s (Kronecker) or (x, task) rows
+        self._distinct.add(self._distinct_rows(self.train_X, self.train_tasks))
         self._checked_nonempty = False
         self.check_nonempty()
 
@@ -259,6 +276,7 @@ class MultiTaskMartingaleMixtureBound(Module):
         self.train_X = torch.cat([self.train_X, X.to(self.train_X)])
         self.train_tasks = torch.cat([self.train_tasks, tasks.to(self.train_tasks)])
         self.train_Y = torch.cat([self.train_Y, Y.to(self.train_Y)])
+        self._distinct.add(self._distinct_rows(X.to(self.train_X), tasks.to(self.train_tasks)))
         self._spectrum, self._data_eigenvectors = None, None
         self._checked_nonempty = False
         return self
@@ -278,6 +296,26 @@ class MultiTaskMartingaleMixtureBound(Module):
         """The ``t`` distinct inputs of full-vector data (every ``n``-th scalar input)."""
         return self.train_X[:: self.num_tasks]
 
+    def _distinct_rows(self, X: Tensor, tasks: Tensor) -> Tensor:
+        """The rows whose repeats the spectrum folds: the data inputs ``x_s`` on the
+        Kronecker route, the scalar observations' ``(x, task)`` otherwise."""
+        if self.kronecker_route:
+            return X[:: self.num_tasks]
+        return torch.cat([X, tasks.unsqueeze(-1).to(X)], dim=-1)
+
+    def _pair_covariance(self, A: Tensor, B: Tensor) -> Tensor:
+        """``K((x, i), (x', j))`` between ``(x, task)`` rows (``_distinct_rows``)."""
+        return self.kernel.observation_covariance(
+            A[:, :-1], A[:, -1].long(), B[:, :-1], B[:, -1].long()
+        )
+
+    def _distinct_groups(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The distinct data inputs, each input's index and the counts, on the bound's
+        device."""
+        inputs, inverse, counts = self._distinct.groups()
+        device = self.train_X.device
+        return inputs.to(device), inverse.to(device), counts.to(device)
+
     def spectrum(self) -> GramSpectrum:
         """The spectrum of the scalar observations' Gram matrix and ``U^T y`` (cached;
         on the Kronecker route ``eigenvectors`` is ``None``: ``u_a (x) v_j`` is never
@@ -289,15 +327,29 @@ class MultiTaskMartingaleMixtureBound(Module):
                 empty = self.train_Y.new_zeros(0)
                 self._spectrum = GramSpectrum(empty, empty.reshape(0, 0), empty)
             elif self.kronecker_route:
-                X = self._data_inputs()
-                K = self.kernel.kernels[0](X, X).to_dense()
-                lam, U_K = torch.linalg.eigh(0.5 * (K + K.mT))
                 Y = self.train_Y.reshape(-1, self.num_tasks)
-                rotated = (U_K.mT @ Y @ self._task_eigenvectors).reshape(-1)
-                eigenvalues = (lam.clamp_min(0.0)[:, None] * self._task_eigenvalues).reshape(-1)
-                self._data_eigenvectors = U_K
-                self._data_eigenvalues = lam.clamp_min(0.0)
-                self._spectrum = GramSpectrum(eigenvalues, None, rotated)
+                # repeated inputs (a finite domain): the spectrum from the distinct ones
+                kernel = self.kernel.kernels[0]
+                data = input_spectrum(
+                    lambda A, B: kernel(A, B).to_dense(),
+                    self._data_inputs(),
+                    Y,
+                    self._task_eigenvectors,
+                    self._distinct_groups(),
+                )
+                eigenvalues = (data.eigenvalues[:, None] * self._task_eigenvalues).reshape(-1)
+                self._spectral_inputs = data.inputs
+                self._data_eigenvectors = data.basis
+                self._data_eigenvalues = data.eigenvalues
+                self._spectrum = GramSpectrum(eigenvalues, None, data.rotated.reshape(-1))
+            elif self._distinct.num_distinct < self.num_observations:  # repeated (x, task)
+                rows = self._distinct_rows(self.train_X, self.train_tasks)
+                data = input_spectrum(
+                    self._pair_covariance, rows, self.train_Y.unsqueeze(-1), None,
+                    self._distinct_groups(),
+                )  # fmt: skip
+                self._spectral_inputs, self._data_eigenvectors = data.inputs, data.basis
+                self._spectrum = GramSpectrum(data.eigenvalues, None, data.rotated[:, 0])
             else:
                 X, tasks = self.train_X, self.train_tasks
                 gram = self.kernel.observation_covariance(X, tasks, X, tasks)
@@ -423,12 +475,17 @@ class MultiTaskMartingaleMixtureBound(Module):
             return X.new_zeros(X.shape[0], W.shape[0], 0)
         if self.kronecker_route:
             self.spectrum()  # the eigenvectors of K_t
-            p, q = self._kronecker_factors(X, W, self._data_inputs(), self._data_eigenvectors)
+            p, q = self._kronecker_factors(X, W, self._spectral_inputs, self._data_eigenvectors)
             return (p[:, None, :, None] * q[None, :, None, :]).reshape(X.shape[0], W.shape[0], -1)
-        cross = self.kernel.task_block_covariance(X, self.train_X, self.train_tasks)
-        check_kernel_values(cross.detach(), X.detach(), "X")
-        representer = torch.einsum("fi,nim->nfm", W, cross)  # N x F x M
-        return representer @ self.spectrum().eigenvectors
+        spectrum = self.spectrum()
+        if spectrum.eigenvectors is None:  # repeated (x, task): through the distinct rows
+            rows = self._spectral_inputs
+            inputs, tasks, basis = rows[:, :-1], rows[:, -1].long(), self._data_eigenvectors
+        else:
+            inputs, tasks, basis = self.train_X, self.train_tasks, spectrum.eigenvectors
+        representer = self.kernel.functional_covariance(X, W, inputs, tasks)  # N x F x (M|u)
+        check_kernel_values(representer.detach(), X.detach(), "X")
+        return representer @ basis
 
     def _pending_variance(self, X: Tensor, W: Tensor, X_pending: Tensor) -> tuple[Tensor, Tensor]:
         """``(U'^T k'_L)^2`` and the eigenvalues of the Gram matrix of the data plus all
@@ -483,6 +540,8 @@ class MultiTaskMartingaleMixtureBound(Module):
         if self.num_observations == 0 and X_pending is None:
             value = self.rkhs_norm_bound * posterior_std(prior, torch.zeros_like(prior))
             return sign * value
+        if grid is None and self.kronecker_route and X_pending is None:
+            return sign * self._kronecker_exact(X, W, sign, prior)
         projected = self._projection(X, W)
         if X_pending is not None:
             squared, variance_eigenvalues = self._pending_variance(X, W, X_pending)
@@ -510,6 +569,20 @@ class MultiTaskMartingaleMixtureBound(Module):
         values = torch.stack([dual(a) for a in grid], -1)  # (N F) x m
         return sign * values.min(-1).values.reshape(N, F)
 
+    def _kronecker_exact(self, X, W, sign, prior) -> Tensor:
+        r"""The exact bound (eq. (12), one ``alpha`` per point and functional) on the
+        Kronecker route (``KroneckerSpectralDual``: matrix products at shared ``alpha``,
+        ``O(t n + n F)`` per point and ``alpha``), ``N x F`` signed values."""
+        spectrum = self.spectrum()  # and the eigenvectors of K_t
+        p, q = self._kronecker_factors(X, W, self._spectral_inputs, self._data_eigenvectors)
+        dual = KroneckerSpectralDual(
+            spectrum, self.radius_squared, self.rkhs_norm_bound, sign, p, q,
+            self._data_eigenvalues, self._task_eigenvalues, prior,
+        )  # fmt: skip
+        with torch.no_grad():
+            alpha, _ = dual.minimize(self.base_alpha)
+        return dual(alpha).reshape(X.shape[0], W.shape[0])
+
     def _kronecker_grid(self, X, W, sign, grid, rt2, prior) -> Tensor:
         r"""``min_{alpha in A}`` of eq. (12) for every point and functional on the
         Kronecker route, by matrix products: with ``G_{aj} = 1 / (lambda_a mu_j + alpha)``
@@ -517,15 +590,18 @@ class MultiTaskMartingaleMixtureBound(Module):
         (``p = U_K^T k_t(x)``, ``q = U_B^T B w``, ``Z = U_K^T Y U_B``): ``O(t n + n F)``
         per point and ``alpha`` instead of ``O(t n F)`` (linear in ``n`` for the ``n``
         per-task bounds)."""
-        p, q = self._kronecker_factors(X, W, self._data_inputs(), self._data_eigenvectors)
         Z = self.spectrum().rotated_y.reshape(-1, self.num_tasks)  # t x n
+        p, q = self._kronecker_factors(X, W, self._spectral_inputs, self._data_eigenvectors)
         products = self._data_eigenvalues[:, None] * self._task_eigenvalues  # t x n
         best = None
-        for alpha, radius_tilde_sq in zip(grid, rt2):
+        step = max(1, GRID_CHUNK // products.numel())  # alphas at once: G_chunk x t x n
+        for start in range(0, grid.shape[0], step):
+            alpha = grid[start : start + step, None, None]
             G = 1.0 / (products + alpha)
-            mean = (p @ (G * Z)) @ q.mT  # N x F
+            mean = (p @ (G * Z)) @ q.mT  # G_chunk x N x F
             explained = (p**2 @ G) @ (q**2).mT
             std = posterior_std(prior, explained)
-            value = sign * mean + (radius_tilde_sq / alpha).sqrt() * std
+            value = sign * mean + (rt2[start : start + step, None, None] / alpha).sqrt() * std
+            value = value.min(dim=0).values
             best = value if best is None else torch.minimum(best, value)
         return best

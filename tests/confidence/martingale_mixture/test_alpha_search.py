@@ -20,11 +20,14 @@ from martingale_oracles import (
 
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
+    GRID_PER_DECADE,
+    KroneckerSpectralDual,
     SpectralDual,
     minimize_over_grid,
     posterior_std,
     search_range,
 )
+from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
 
 
 @pytest.mark.parametrize(
@@ -138,3 +141,107 @@ def test_posterior_std_clips_round_off_with_a_finite_gradient():
     assert std[0] == 0.5 and 0 < std[1] < 1e-150
     (gradient,) = torch.autograd.grad(std.sum(), prior)
     assert torch.isfinite(gradient).all()
+
+
+def random_dual(seed, pending=False, N=6, t=25):
+    kernel, X, Y, test_X = instance("m52", t=t, seed=seed)
+    bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=0.5)
+    spectrum = bound.spectrum()
+    cross = torch.as_tensor(gram(kernel, test_X[:N], X))
+    projected = cross @ spectrum.eigenvectors
+    squared, variance_eigenvalues = projected**2, None
+    if pending:  # the variance on the data and two more inputs (GP-BUCB's hallucination)
+        inputs = torch.cat([X, test_X[N : N + 2]])
+        lam, U = torch.linalg.eigh(torch.as_tensor(gram(kernel, inputs, inputs)))
+        squared = (torch.as_tensor(gram(kernel, test_X[:N], inputs)) @ U) ** 2
+        variance_eigenvalues = lam.clamp_min(0.0)
+    return bound, SpectralDual(
+        spectrum, bound.radius_squared, B, projected * spectrum.rotated_y, squared,
+        torch.ones(N, dtype=torch.float64), variance_eigenvalues,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_log_derivatives_equal_finite_differences(pending):
+    _, dual = random_dual(21, pending)
+    for log_alpha in (-6.0, -2.0, 0.5):
+        s = torch.full((6,), log_alpha, dtype=torch.float64)
+        value, first, second = dual.log_derivatives(s.exp())
+        torch.testing.assert_close(value, dual(s.exp()), rtol=1e-12, atol=1e-14)
+        h = 1e-4
+        up, down = dual((s + h).exp()), dual((s - h).exp())
+        torch.testing.assert_close(first, (up - down) / (2 * h), rtol=1e-6, atol=1e-9)
+        torch.testing.assert_close(second, (up - 2 * value + down) / h**2, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("pending", [False, True])
+def test_minimize_equals_a_bounded_scalar_minimization(pending):
+    from scipy.optimize import minimize_scalar
+
+    bound, dual = random_dual(5, pending)
+    alpha, value = dual.minimize(bound.base_alpha)
+    low, high = search_range(bound.spectrum().eigenvalues, bound.base_alpha)
+    for i in range(6):
+
+        def objective(log_alpha, i=i):
+            return float(dual(torch.full((6,), log_alpha, dtype=torch.float64).exp())[i])
+
+        grid = np.linspace(math.log(low), math.log(high), 800)
+        start = grid[int(np.argmin([objective(g) for g in grid]))]
+        reference = minimize_scalar(
+            objective, bounds=(start - 0.05, start + 0.05), method="bounded",
+            options={"xatol": 1e-12},
+        )  # fmt: skip
+        assert float(value[i]) <= reference.fun + 1e-12 * abs(reference.fun)
+        assert float(value[i]) == pytest.approx(reference.fun, rel=1e-10, abs=1e-13)
+        assert float(dual(alpha)[i]) == pytest.approx(float(value[i]), rel=1e-13)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_kronecker_dual_equals_the_materialized_dual(sign):
+    generator = torch.Generator().manual_seed(3)
+    t, n, N, F = 30, 4, 5, 3
+    kernel, X, Y, _ = instance("rbf", t=t, seed=2)
+    K = torch.as_tensor(gram(kernel, X, X))
+    A = torch.randn(n, n, generator=generator, dtype=torch.float64)
+    task_covariance = A @ A.T / n + 0.1 * torch.eye(n, dtype=torch.float64)
+    lam, U_K = torch.linalg.eigh(K)
+    mu, U_B = torch.linalg.eigh(task_covariance)
+    lam, mu = lam.clamp_min(0.0), mu.clamp_min(0.0)
+    Ys = torch.randn(t, n, generator=generator, dtype=torch.float64)
+    rotated = (U_K.mT @ Ys @ U_B).reshape(-1)
+    eigenvalues = (lam[:, None] * mu).reshape(-1)
+    spectrum = GramSpectrum(eigenvalues, None, rotated)
+    radius_sq = torch.tensor(float((Ys**2).sum()) + 2.0, dtype=torch.float64)
+    p = torch.randn(N, t, generator=generator, dtype=torch.float64) * 0.3
+    q = torch.randn(F, n, generator=generator, dtype=torch.float64)
+    prior = torch.full((N, F), 10.0, dtype=torch.float64)
+    dual = KroneckerSpectralDual(spectrum, radius_sq, 8.0, sign, p, q, lam, mu, prior)
+    dense = dual.dense()
+    alphas = torch.logspace(-4, 2, 7, dtype=torch.float64)
+    torch.testing.assert_close(
+        dual.grid_values(alphas), dense.grid_values(alphas), rtol=1e-12, atol=1e-12
+    )
+    alpha, value = dual.minimize(0.01)
+    reference_alpha, reference = dense.minimize(0.01)
+    torch.testing.assert_close(value, reference, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(dual(alpha), dense(alpha), rtol=1e-11, atol=1e-12)
+    # the series hold anywhere within a grid step of the centres (each pair's best grid alpha)
+    step = math.log(10.0) / GRID_PER_DECADE
+    for fraction in (-1.0, -0.5, 0.5, 1.0):
+        shifted = dual._centers * math.exp(fraction * step)
+        torch.testing.assert_close(dual(shifted), dense(shifted), rtol=1e-11, atol=1e-12)
+        for ours, theirs in zip(dual.log_derivatives(shifted), dense.log_derivatives(shifted)):
+            torch.testing.assert_close(ours, theirs, rtol=1e-9, atol=1e-11)
+    p.requires_grad_(True)
+    dual = KroneckerSpectralDual(spectrum, radius_sq, 8.0, sign, p, q, lam, mu, prior)
+    with torch.no_grad():
+        alpha, _ = dual.minimize(0.01)
+    dual(alpha).sum().backward()
+    p_dense = p.detach().clone().requires_grad_(True)
+    KroneckerSpectralDual(spectrum, radius_sq, 8.0, sign, p_dense, q, lam, mu, prior).dense()(
+        alpha
+    ).sum().backward()
+    torch.testing.assert_close(p.grad, p_dense.grad, rtol=1e-9, atol=1e-11)
+    with pytest.raises(RuntimeError, match="minimize first"):
+        KroneckerSpectralDual(spectrum, radius_sq, 8.0, sign, p, q, lam, mu, prior)(alpha)
