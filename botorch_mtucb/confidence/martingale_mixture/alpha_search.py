@@ -226,7 +226,9 @@ class SpectralDual:
         right = grid[(j + 1).clamp_max(num_grid - 1)]
         best_log = grid[j]
         self.prepare_refinement(best_log)
-        s = best_log
+        step = (grid[1] - grid[0]) * _parabola_vertex(values, j)  # the parabola through j -+ 1
+        s = best_log + step
+        s = torch.minimum(torch.maximum(s, left), right)
         previous = right - left  # the length of the step before last (rtsafe's rule)
         last = previous
         for _ in range(NEWTON_STEPS):
@@ -473,6 +475,22 @@ def dual_log_derivatives(
     )
     first = m1 + g1  # d phi / d alpha
     return m + root, alpha * first, alpha * first + alpha**2 * (m2 + g2)
+
+
+def _parabola_vertex(values: Tensor, j: Tensor) -> Tensor:
+    """Per row of ``values`` (``N x G``, a uniform grid), the offset of the vertex of the
+    parabola through the grid points ``j - 1, j, j + 1`` from point ``j``, in grid steps
+    (within ``[-1, 1]``; ``0`` at the ends of the grid or without upward curvature)."""
+    G = values.shape[-1]
+    inner = (j > 0) & (j < G - 1)
+    rows = torch.arange(values.shape[0], device=values.device)
+    below = values[rows, (j - 1).clamp_min(0)]
+    above = values[rows, (j + 1).clamp_max(G - 1)]
+    centre = values[rows, j]
+    curvature = below - 2.0 * centre + above
+    ok = inner & (curvature > 0) & torch.isfinite(curvature) & torch.isfinite(below - above)
+    offset = 0.5 * (below - above) / torch.where(ok, curvature, torch.ones_like(curvature))
+    return torch.where(ok, offset.clamp(-1.0, 1.0), torch.zeros_like(offset))
 
 
 def _power_sums(numerators: Tensor, ratios: Tensor) -> tuple[Tensor, Tensor, Tensor]:
