@@ -8,10 +8,20 @@ uniformly from the domain, noisy values of ``f``) and one round is timed: ``sele
 (MT-KB: one Cholesky extension of each of the 20 ``t x t`` factors and the width of
 Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's width).
 
-* MT-BKB's model is built from the ``t - 1`` rows as MT-BKB would have built it
-  (``NystromVectorValuedGP`` replays the dictionary draws in chunks of ``t / 50`` rows),
-  with Theorem 3's ``q`` for ``T = max(steps)``, ``eps = 0.5``, ``delta = 0.1`` unless
-  ``--accuracy`` is given. Its round is the median of ``--repeats`` runs on copies.
+* MT-BKB's model is built from the ``t - 1`` rows (``NystromVectorValuedGP``'s default,
+  adaptive chunks of draws), with Theorem 3's ``q`` for ``T = max(steps)``, ``eps =
+  0.5``, ``delta = 0.1`` unless ``--accuracy`` is given. Its round is the median of
+  ``--repeats`` runs on copies.
+* Building from data (issue 14): the seconds to build each model from the ``t - 1``
+  rows, timed in this process one after the other: the exact ``VectorValuedGP``,
+  ``NystromVectorValuedGP`` with its default schedule (adaptive chunks) and with
+  ``chunk_size=1`` (Algorithm 2 replayed row by row; for ``t <= --replay-max-t``,
+  ``--quick``: ``t <= 250``), with their ratios to the exact build; and the peak
+  memory of each build, measured in a fresh Python process per build
+  (``peak_build_bytes``: the process's peak resident set size ``VmHWM``, reset just
+  before the build, minus its resident size then: it sees torch's CPU allocations,
+  which ``tracemalloc`` does not). ``--quick`` measures the memory at its largest
+  ``t`` only (each process costs seconds of imports); ``--no-memory`` skips it.
 * MT-KB keeps 20 Cholesky factors of size ``t x t`` (``160 t^2`` bytes in float64, in
   buffers of capacity ``1.5 t``; about ``680 t^2`` bytes at the peak while it is built
   or solved against). A ``t`` whose estimated peak memory exceeds 80% of the available
@@ -36,7 +46,10 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Sequence
+import resource
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +76,7 @@ TARGET = 5.0  # issue 3: MT-BKB's step at least 5 times cheaper than MT-KB's at 
 
 
 NUM_TASKS = 20
+QUICK_REPLAY_MAX_T = 250  # --quick: the chunk_size=1 build is seconds long at t = 500
 
 
 def available_memory() -> float:
@@ -190,7 +204,6 @@ def measure_mt_bkb(
             problem.task_covariance,
             problem.regularization,
             accuracy=accuracy,
-            chunk_size=max(1, (t - 1) // 50),
         )
 
     build_seconds, policy.model = median_seconds(build, 1)
@@ -245,6 +258,176 @@ def measure_mt_kb(
 
     seconds, _ = median_seconds(play, 1)
     return {"seconds_per_step": seconds, "build_seconds": build_seconds}
+
+
+BUILDS = ("exact", "nystrom", "replay")
+BUILD_LABELS = {
+    "exact": "VectorValuedGP",
+    "nystrom": "Nystrom (adaptive, default)",
+    "replay": "Nystrom chunk_size=1",
+}
+MEMORY_METHOD = (
+    "peak RSS (VmHWM) of a fresh Python process per build, reset just before the build, "
+    "minus the RSS then"
+)
+
+
+def build_model(kind: str, problem: MultiTaskProblem, X, Y, accuracy: float) -> Any:
+    """Build one of ``BUILDS`` from the rows ``X, Y``: ``"exact"`` (``VectorValuedGP``),
+    ``"nystrom"`` (``NystromVectorValuedGP``, default schedule) or ``"replay"``
+    (``chunk_size=1``, Algorithm 2 row by row).
+
+    Raises:
+        ValueError: For another ``kind``.
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import build_model, data
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 30)
+        >>> build_model("replay", problem, X, Y, 20.0).num_resamplings
+        30
+    """
+    arguments = (X, Y, problem.make_data_kernel(), problem.task_covariance)
+    if kind == "exact":
+        return VectorValuedGP(*arguments, problem.regularization)
+    if kind not in BUILDS:
+        raise ValueError(f"kind must be one of {BUILDS}, got {kind!r}")
+    chunk_size = 1 if kind == "replay" else "adaptive"
+    return NystromVectorValuedGP(
+        *arguments, problem.regularization, accuracy=accuracy, chunk_size=chunk_size
+    )
+
+
+def measure_builds(
+    problem: MultiTaskProblem, X, Y, accuracy: float, replay: bool, repeats: int = 1
+) -> dict[str, float | None]:
+    """Median seconds (``repeats`` runs; one for ``"replay"``, the slow one) to build each
+    model of ``BUILDS`` from the rows ``X, Y``, one after the other in this process;
+    ``"replay"`` is ``None`` unless ``replay``.
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import data, measure_builds
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 30)
+        >>> seconds = measure_builds(problem, X, Y, 20.0, replay=False)
+        >>> sorted(seconds), seconds["replay"]
+        (['exact', 'nystrom', 'replay'], None)
+    """
+    seconds: dict[str, float | None] = {}
+    for kind in BUILDS:
+        if kind == "replay" and not replay:
+            seconds[kind] = None
+            continue
+        seconds[kind], _ = median_seconds(
+            lambda _, kind=kind: build_model(kind, problem, X, Y, accuracy),
+            1 if kind == "replay" else repeats,
+        )
+    return seconds
+
+
+def _memory_status() -> dict[str, int] | None:
+    """``VmRSS`` and ``VmHWM`` of this process in bytes (``None`` without ``/proc``)."""
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+    except OSError:
+        return None
+    found = {}
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) * 1024
+    return found if len(found) == 2 else None
+
+
+def _max_rss_bytes() -> int:
+    scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def peak_bytes_of(function: Callable[[], Any]) -> int:
+    """The peak memory ``function()`` adds to this process, in bytes: ``VmHWM`` (peak
+    resident set size, which sees torch's CPU allocations) reset through
+    ``/proc/self/clear_refs`` just before the call, minus ``VmRSS`` then. Without
+    ``/proc`` (or where the reset is refused), the growth of ``ru_maxrss``, which
+    misses a call that stays below the process's earlier peak: run it in a fresh
+    process (``peak_build_bytes``).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import peak_bytes_of
+        >>> peak = peak_bytes_of(lambda: torch.ones(2**24, dtype=torch.float64).sum())
+        >>> 100 < peak / 2**20 < 160  # a 128 MiB tensor
+        True
+    """
+    reset = False
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+        reset = _memory_status() is not None
+    except OSError:
+        pass
+    baseline = _memory_status()["VmRSS"] if reset else _max_rss_bytes()
+    result = function()
+    peak = _memory_status()["VmHWM"] if reset else _max_rss_bytes()
+    del result
+    return max(peak - baseline, 0)
+
+
+def child_peak_build_bytes(kind: str, t: int, size: int, accuracy: float, threads: int) -> int:
+    """In the process that measures: ``peak_bytes_of`` building ``kind`` from the first
+    ``t - 1`` of ``size`` rows of the benchmark's data (``threads`` torch threads).
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import child_peak_build_bytes
+        >>> child_peak_build_bytes("exact", 20, 20, 10.0, 1) >= 0
+        True
+    """
+    if threads > 0:
+        torch.set_num_threads(threads)
+    problem = rkhs_problem(NUM_TASKS, seed=0)
+    X, Y = data(problem, size)
+    X, Y = X[: t - 1].clone(), Y[: t - 1].clone()
+    return peak_bytes_of(lambda: build_model(kind, problem, X, Y, accuracy))
+
+
+def peak_build_bytes(
+    kinds: Sequence[str], t: int, size: int, accuracy: float, threads: int
+) -> dict[str, int | None]:
+    """Peak memory of each build in ``kinds``, each in a fresh Python process
+    (``child_peak_build_bytes``); the processes run side by side (memory is per
+    process; nothing is timed there). A process that fails gives ``None``.
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import peak_build_bytes
+        >>> peak = peak_build_bytes(["exact"], 20, 20, 10.0, 1)
+        >>> peak["exact"] >= 0
+        True
+    """
+    code = (
+        "import sys\n"
+        "from botorch_mtucb.benchmarks.mt_bkb_scaling import child_peak_build_bytes\n"
+        "print(child_peak_build_bytes(sys.argv[1], *map(int, sys.argv[2:4]), "
+        "float(sys.argv[4]), int(sys.argv[5])))"
+    )
+    processes = {
+        kind: subprocess.Popen(
+            [sys.executable, "-c", code, kind, str(t), str(size), repr(accuracy), str(threads)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for kind in kinds
+    }
+    peaks: dict[str, int | None] = {}
+    for kind, process in processes.items():
+        out, err = process.communicate()
+        if process.returncode == 0:
+            peaks[kind] = int(out.strip().splitlines()[-1])
+        else:
+            print(f"peak memory of {kind} at t = {t} not measured: {err.strip()[-300:]}")
+            peaks[kind] = None
+    return peaks
 
 
 def fit_power_law(ts: Sequence[float], costs: Sequence[float]) -> tuple[float, float]:
@@ -323,7 +506,9 @@ def plot(
     save_figure(figure, path)
 
 
-def _measure(steps, accuracy, repeats, memory_fraction) -> list[dict[str, Any]]:
+def _measure(
+    steps, accuracy, repeats, memory_fraction, replay_max_t=math.inf, memory="none", threads=1
+) -> list[dict[str, Any]]:
     problem = rkhs_problem(NUM_TASKS, seed=0)
     environment = ScalarizedEnvironment(problem)
     X, Y = data(problem, max(steps))
@@ -333,6 +518,21 @@ def _measure(steps, accuracy, repeats, memory_fraction) -> list[dict[str, Any]]:
             "t": t,
             "mt_bkb": measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats),
         }
+        builds = measure_builds(
+            problem, X[: t - 1], Y[: t - 1], accuracy, t <= replay_max_t, 3 if t <= 500 else 1
+        )
+        entry["build_seconds"] = builds
+        entry["build_peak_bytes"] = None
+        if memory == "all" or (memory == "last" and t == steps[-1]):
+            kinds = [kind for kind in BUILDS if builds[kind] is not None]
+            entry["build_peak_bytes"] = peak_build_bytes(kinds, t, X.shape[0], accuracy, threads)
+        print(
+            f"t = {t:5d}: build from data "
+            + ", ".join(
+                f"{kind} {seconds:.3f} s" for kind, seconds in builds.items() if seconds is not None
+            ),
+            flush=True,
+        )
         need, free = mt_kb_peak_bytes(t, NUM_TASKS), available_memory()
         if need < memory_fraction * free:
             entry["mt_kb"] = measure_mt_kb(problem, environment, X, Y, t)
@@ -382,6 +582,43 @@ def _ratios(results: list[dict[str, Any]]) -> tuple[float, float] | None:
     return fit
 
 
+def build_table(results: Sequence[dict[str, Any]], threads: int) -> str:
+    """The building-from-data table: seconds of each build and their ratio to the exact
+    build of the same run, and each build's peak memory (MiB; ``-`` not measured).
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import build_table
+        >>> seconds = {"exact": 1.0, "nystrom": 0.25, "replay": None}
+        >>> peak = {"exact": 2**20, "nystrom": 2**21}
+        >>> table = build_table([{"t": 10, "build_seconds": seconds, "build_peak_bytes": peak}], 1)
+        >>> "0.25 (0.25x)" in table and "2.0" in table
+        True
+    """
+
+    def seconds(entry: dict[str, Any], kind: str) -> str:
+        value, exact = entry["build_seconds"][kind], entry["build_seconds"]["exact"]
+        if value is None:
+            return "-"
+        return f"{value:.3g}" if kind == "exact" else f"{value:.3g} ({value / exact:.2g}x)"
+
+    def mebibytes(entry: dict[str, Any], kind: str) -> str:
+        peak = (entry.get("build_peak_bytes") or {}).get(kind)
+        return "-" if peak is None else f"{peak / 2**20:.1f}"
+
+    rows = [
+        [str(r["t"])]
+        + [seconds(r, kind) for kind in BUILDS]
+        + [mebibytes(r, kind) for kind in BUILDS]
+        for r in results
+    ]
+    header = ["t"] + [f"{BUILD_LABELS[k]} s" for k in BUILDS] + [f"{k} MiB" for k in BUILDS]
+    return (
+        f"Building from the t - 1 rows ({threads} thread(s), one after the other in this "
+        f"process; ratios: to the exact build of this run; peak memory: {MEMORY_METHOD})\n"
+        + format_table(rows, header)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark with command-line arguments ``argv``; returns 0. Writes the plot
     (``--output``) and a JSON file of the numbers next to it.
@@ -401,6 +638,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=positive_int, default=3)
     parser.add_argument("--output", default="results/mt_bkb_scaling.png")
     parser.add_argument(
+        "--replay-max-t",
+        type=positive_int,
+        default=2000,
+        help="time the chunk_size=1 build (Algorithm 2 row by row) only for t up to this "
+        "(default: %(default)s; --quick: 250)",
+    )
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="skip the peak memory of the builds (a fresh Python process per build)",
+    )
+    parser.add_argument(
         "--memory-fraction",
         type=float,
         default=0.8,
@@ -412,7 +661,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     accuracy = args.accuracy or mt_bkb_accuracy(EPS, DELTA, max(steps))
     with pinned_threads(args.threads) as threads:
         print(f"{NUM_TASKS}-task RKHS problem, q = {accuracy:.1f}, {threads} thread(s)")
-        results = _measure(steps, accuracy, args.repeats, args.memory_fraction)
+        memory = "none" if args.no_memory else ("last" if args.quick else "all")
+        replay_max_t = QUICK_REPLAY_MAX_T if args.quick else args.replay_max_t
+        results = _measure(
+            steps, accuracy, args.repeats, args.memory_fraction, replay_max_t, memory, threads
+        )
     fit = _ratios(results)
     rows = [
         [
@@ -436,10 +689,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({last['ratio_kind']}; target >= {TARGET:g}x: "
         f"{'met' if last['ratio'] >= TARGET else 'not met at this t'})"
     )
+    print()
+    print(build_table(results, threads))
     output = Path(args.output)
     plot(results, output, fit)
     print(f"plot and numbers written to {output} and {output.with_suffix('.json')}")
-    summary = {"accuracy": accuracy, "threads": threads, "results": results, "mt_kb_fit": fit}
+    summary = {
+        "accuracy": accuracy,
+        "threads": threads,
+        "results": results,
+        "mt_kb_fit": fit,
+        "memory_method": MEMORY_METHOD,
+    }
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"plot written to {output}")
     return 0

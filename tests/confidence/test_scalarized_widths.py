@@ -82,6 +82,7 @@ def test_mt_bkb_width_sums_the_sketched_variances_at_the_queried_points(kind, dt
             train_tasks=None if tasks is None else tasks[:t],
             accuracy=1.0,
             seed=5,
+            chunk_size=1,  # Algorithm 2's row-by-row replay: prefixes share the draws
         )
 
     total = 0.0

@@ -42,6 +42,18 @@ class InputSpectrum(NamedTuple):
         basis: ``u x r``: ``U^T k_t(x) = basis^T k(inputs, x)``.
         rotated: ``U^T Y R`` (``r x m``; the folded slot holds the column norms of the
             residual ``(Y - S ybar) R``).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
+        ...     InputSpectrum, input_spectrum)
+        >>> X = torch.tensor([[0.0], [0.0]], dtype=torch.float64)  # one input, twice
+        >>> spectrum = input_spectrum(lambda A, B: torch.ones(len(A), len(B),
+        ...     dtype=torch.float64), X, torch.tensor([[1.0], [3.0]], dtype=torch.float64))
+        >>> isinstance(spectrum, InputSpectrum), spectrum.eigenvalues.round(decimals=12).tolist()
+        (True, [2.0, 0.0])
+        >>> [round(v, 12) for v in spectrum.rotated[:, 0].tolist()]  # 4 / sqrt 2, |1 - 3| / sqrt 2
+        [2.828427124746, 1.414213562373]
     """
 
     inputs: Tensor
