@@ -268,16 +268,8 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
                 "X, output_indices, observation_noise and posterior_transform"
             )
         X = self._check_X(X)
-        mean, covariance = self._posterior_moments(X)
-        for values in (mean, covariance):  # finite training data: only X can overflow
-            check_kernel_values(values, X, "X")
+        mean, covariance = self._output_moments(X, output_indices)
         q, n = mean.shape[-2], mean.shape[-1]
-        index = self._selected_tasks(output_indices, X.device)
-        if index is not None:
-            flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
-            mean = mean[..., index]
-            covariance = covariance[..., flat, :][..., :, flat]
-            n = index.numel()
         if isinstance(observation_noise, Tensor):
             noise = self._noise_levels(observation_noise, mean, output_indices)
             covariance = covariance + torch.diag_embed(noise.reshape(*noise.shape[:-2], -1))
@@ -301,6 +293,54 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         if posterior_transform is not None:
             return posterior_transform(posterior=posterior, X=X)
         return posterior
+
+    def _output_moments(self, X: Tensor, output_indices: list[int] | None) -> tuple[Tensor, Tensor]:
+        """Mean ``batch x q x m`` and interleaved covariance ``batch x (q m) x (q m)``
+        of the outputs kept (``output_indices`` among the model's outputs) at the
+        checked ``X``: the numbers of ``posterior`` before it builds a distribution."""
+        mean, covariance = self._posterior_moments(X)
+        for values in (mean, covariance):  # finite training data: only X can overflow
+            check_kernel_values(values, X, "X")
+        q, n = mean.shape[-2], mean.shape[-1]
+        index = self._selected_tasks(output_indices, X.device)
+        if index is not None:
+            flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
+            mean = mean[..., index]
+            covariance = covariance[..., flat, :][..., :, flat]
+        return mean, covariance
+
+    def point_moments(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        r"""Mean ``batch x m`` and output covariance ``batch x m x m`` at one point per
+        batch (``X``: ``batch x 1 x d``), without building a posterior object.
+
+        The same numbers as ``posterior(X).mean.squeeze(-2)`` and
+        ``posterior(X).distribution.covariance_matrix`` (``m = num_outputs``), for the
+        acquisition functions that evaluate many candidates each round
+        (``acquisition.posterior_moments.posterior_mean_and_covariance``; issue 14,
+        item 1: building the distribution cost about as much as the moments).
+
+        Raises:
+            TypeError, ValueError: As ``posterior``; also a ``ValueError`` if ``X``
+                holds more than one point per batch (``q > 1``).
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.rand(4, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> mean, covariance = model.point_moments(torch.rand(5, 1, 1, dtype=torch.float64))
+            >>> mean.shape, covariance.shape
+            (torch.Size([5, 2]), torch.Size([5, 2, 2]))
+        """
+        X = self._check_X(X)
+        if X.shape[-2] != 1:
+            raise ValueError(
+                f"X must hold one point per batch (batch x 1 x {self._input_dim}), got "
+                f"{tuple(X.shape)}"
+            )
+        mean, covariance = self._output_moments(X, None)
+        return mean.squeeze(-2), covariance
 
     def _selected_tasks(self, output_indices: list[int] | None, device) -> Tensor | None:
         """The tasks a posterior keeps (``None``: all ``n``, in order), from the model's

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import gpytorch
 import torch
 from botorch.models.model import Model
 from gpytorch.kernels import Kernel
@@ -18,8 +19,17 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.utils.checks import check_kernel_values
-from botorch_mtucb.utils.linalg import GrowingCholesky
+from botorch_mtucb.models.candidate_posterior import CandidateSolves, match_candidates
+from botorch_mtucb.utils.checks import check_kernel_values, check_tensor
+from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
+
+MAX_CANDIDATE_ENTRIES = 2**25  # entries of V kept by track_candidates (256 MiB in float64)
+
+
+def _eager_kernels():
+    """GPyTorch kernels evaluated at once inside the block (no lazy kernel tensors),
+    the caller's setting restored after it."""
+    return gpytorch.settings.lazily_evaluate_kernels(False)
 
 
 class VectorValuedGP(FixedKernelMultiTaskModel):
@@ -60,6 +70,13 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     ``(G_t + eta I)^{-1} Y_t``: the mean ``G_t(x)^T (G_t + eta I)^{-1} Y_t`` is
     ``(L^{-1} G_t(x))^T (L^{-1} Y_t)``, and ``L^{-1} G_t(x)`` is needed for the
     covariance anyway.
+
+    **Finite candidate sets.** ``track_candidates(points)`` keeps the posterior at a
+    fixed set of ``N`` candidates incrementally (``V = L^{-1} G_t(D)`` extended by a row
+    per observation: ``O(r t N)`` per round instead of ``O(r t^2 N)`` and ``N t``
+    kernel evaluations); paper 000's policies turn it on over a ``FiniteDomain``
+    (issue 14, item 1). Kernels are evaluated eagerly inside the model's own calls
+    (GPyTorch's ``lazily_evaluate_kernels`` is switched off there and restored after).
 
     **BoTorch's model API.** ``condition_on_observations`` takes batches and
     per-observation ``noise`` (honoured exactly by Gaussian conditioning of the
@@ -140,6 +157,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 whole number.
         """
         super().__init__()
+        self._candidates: dict | None = None  # track_candidates
         for name in self._STATE_BUFFERS:
             self.register_buffer(name, None)
         train_X, train_Y, train_tasks = self._setup(
@@ -148,7 +166,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         self.train_X = train_X.clone()
         self.train_Y = train_Y.clone()
         self.train_tasks = train_tasks
-        with torch.no_grad():
+        with torch.no_grad(), _eager_kernels():
             if self._use_icm:
                 self._init_eigen_system()
                 self._factorize_icm()
@@ -216,9 +234,15 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         t = self.train_X.shape[0]
         gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
         check_kernel_values(gram, self.train_X, "train_X")
-        eye = torch.eye(t, dtype=gram.dtype, device=gram.device)
-        scaled = self._group_xi[:, None, None] * gram + self.regularization * eye  # r x t x t
-        self._factor = GrowingCholesky(scaled, regularization=self.regularization)
+        group_xi = self._group_xi.tolist()
+
+        def fill(block: Tensor, g: int) -> None:  # xi_g K_t + eta I, in place
+            block.copy_(gram).mul_(group_xi[g]).diagonal().add_(self.regularization)
+
+        # One group at a time, straight into the factor's buffer (issue 14, item 3).
+        self._factor = GrowingCholesky.from_blocks(
+            fill, len(group_xi), t, gram, regularization=self.regularization
+        )
         self._rotated_Y = self.train_Y @ self._U  # t x n, the Y_t^i of Appendix A
         # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
         solved = self._factor.solve(self._rotated_Y.expand(self._factor.buffer.shape[0], t, -1))
@@ -236,24 +260,50 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         factor = getattr(self, "_factor", None)
         if factor is not None:
             factor.buffer = fn(factor.buffer)
+        candidates = getattr(self, "_candidates", None)
+        if candidates is not None:
+            for key in ("points", "prior", "gram", "mean", "second"):
+                if candidates[key] is not None:
+                    candidates[key] = fn(candidates[key])
+            candidates["solves"].apply(fn)
         return self
 
     # ------------------------------------------------------------------ posterior
     def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
-        if self._use_icm:
-            return self._icm_mean_and_covariance(X)
-        return self._general_mean_and_covariance(X)
+        candidates = self._candidates
+        if candidates is not None:
+            index = match_candidates(X, candidates["points"])
+            if index is not None:
+                return self._candidate_mean_and_covariance(index)
+        with _eager_kernels():
+            if self._use_icm:
+                return self._icm_mean_and_covariance(X)
+            return self._general_mean_and_covariance(X)
 
     def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
         prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
-        num_obs = self._obs_y.numel()
-        if num_obs == 0:
-            return X.new_zeros(*batch, q, n), prior
+        if self._obs_y.numel() == 0:
+            return self._general_moments(None, prior, batch, q)
+        solved = self._factor.solve(self._general_columns(X))  # L^{-1} G_t(x)
+        return self._general_moments(solved, prior, batch, q)
+
+    def _general_columns(self, X: Tensor) -> Tensor:
+        """``G_t(x)``: the covariances of the observations with every task at ``X``,
+        ``M x (B q n)``."""
         cross = self.kernel.task_block_covariance(X, self._obs_X, self._obs_tasks)  # b x q x n x M
-        columns = cross.reshape(-1, num_obs).transpose(0, 1)  # M x (B q n)
-        solved = self._factor.solve(columns)  # L^{-1} G_t(x)
+        return cross.reshape(-1, self._obs_y.numel()).transpose(0, 1)
+
+    def _general_moments(
+        self, solved: Tensor | None, prior: Tensor, batch: torch.Size, q: int
+    ) -> tuple[Tensor, Tensor]:
+        """Moments from ``L^{-1} G_t(x)`` (``M x (B q n)``; ``None``: no data) and the
+        prior covariance ``batch x (q n) x (q n)``."""
+        n = self.num_tasks
+        num_obs = self._obs_y.numel()
+        if solved is None or num_obs == 0:
+            return prior.new_zeros(*batch, q, n), prior
         mean = (self._forward_y @ solved).reshape(*batch, q, n)
         solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
         reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
@@ -261,18 +311,33 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
 
     def _icm_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         kernel = self.kernel.kernels[0]
-        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
-        t = self.train_X.shape[0]
-        train_X = self.train_X.expand(*batch, t, self.train_X.shape[-1])
+        batch, q = X.shape[:-2], X.shape[-2]
         prior_k = kernel(X, X).to_dense()  # b x q x q
+        if self.train_X.shape[0] == 0:
+            return self._icm_moments(None, prior_k, batch, q)
+        solved = self._factor.solve(self._icm_columns(X))  # r x t x (B q): L_g^{-1} k_t(x)
+        return self._icm_moments(solved, prior_k, batch, q)
+
+    def _icm_columns(self, X: Tensor) -> Tensor:
+        """``k_t(x)`` for each point of ``X`` (``batch x q x d``): ``t x (B q)``."""
+        t = self.train_X.shape[0]
+        batch = X.shape[:-2]
+        train_X = self.train_X.expand(*batch, t, self.train_X.shape[-1])
+        k_x = self.kernel.kernels[0](X, train_X).to_dense()  # b x q x t
+        return k_x.reshape(-1, t).transpose(0, 1)
+
+    def _icm_moments(
+        self, solved: Tensor | None, prior_k: Tensor, batch: torch.Size, q: int
+    ) -> tuple[Tensor, Tensor]:
+        """Moments (paper 000, eqs. (5)-(6)) from ``L_g^{-1} k_t(x)`` (``r x t x (B q)``;
+        ``None``: no data) and ``k(x, x')`` (``batch x q x q``)."""
+        n = self.num_tasks
         xi, U = self._xi, self._U
-        if t == 0:
+        if solved is None:
             quad = prior_k.new_zeros(*batch, n, q, q)
-            mean_rotated = X.new_zeros(*batch, q, n)
+            mean_rotated = prior_k.new_zeros(*batch, q, n)
         else:
-            k_x = kernel(X, train_X).to_dense()  # b x q x t
-            columns = k_x.reshape(-1, t).transpose(0, 1)  # t x (B q)
-            solved = self._factor.solve(columns)  # r x t x (B q): L_g^{-1} k_t(x)
+            t = solved.shape[-2]
             # eq. (5): xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} Y_t^i, with L_g(i)^{-1} Y_t^i kept
             mean_rotated = torch.einsum("rtp,ti->rpi", solved, self._forward_y)  # r x Bq x n
             mean_rotated = self._pick_groups(mean_rotated) * xi  # Bq x n
@@ -285,6 +350,187 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         mean = mean_rotated @ U.transpose(0, 1)
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
+
+    # ------------------------------------------------------- finite candidate set
+    def track_candidates(
+        self, points: Tensor | None, max_entries: int = MAX_CANDIDATE_ENTRIES
+    ) -> bool:
+        r"""Keep the posterior at the fixed candidates ``points`` incrementally.
+
+        On a finite domain ``D`` (``N`` points) a bandit loop asks for the posterior
+        at the same points every round. The model then keeps ``V = L^{-1} G_t(D)``
+        (``r x t x N`` on the ICM eigen route: one ``L_g^{-1} K(X_t, D)`` per
+        eigenvalue group; ``M x N n`` otherwise) and extends it by ``L_S^{-1} (C - W V)``
+        whenever ``append_observations`` borders the factor ``L`` by ``[W, L_S]``
+        (``models.candidate_posterior``): an update costs ``O(r t N)`` and ``N``
+        kernel evaluations per new input, and a posterior at ``D`` (or at any batch of
+        ``b x 1 x d`` candidates, e.g. one chosen point) costs ``O(r t N)`` with no
+        kernel evaluation, instead of ``O(r t^2 N)`` and ``N t`` kernel evaluations.
+        On the eigen route a new input that is a candidate also gets its factor row
+        from ``V`` (``W_g = xi_g V_g[:, j]^T``, no ``O(t^2)`` solve). The numbers are
+        those of the plain posterior to round-off (issue 14, item 1); any other query
+        (``q > 1``, other points, gradients) takes the plain route.
+
+        The tracking stops (and the method returns ``False``) when ``V`` would hold
+        more than ``max_entries`` entries, now or at a later update.
+
+        Args:
+            points: ``N x d`` candidates (cast to the model's dtype); ``None`` stops
+                tracking.
+            max_entries: The most entries ``V`` may hold (default ``2**25``: 256 MiB
+                in float64).
+
+        Returns:
+            Whether the candidates are tracked.
+
+        Raises:
+            TypeError: If ``points`` is not a tensor or ``max_entries`` not an int.
+            ValueError: If ``points`` is not ``N x d`` (``N >= 1``, the model's ``d``)
+                or holds NaN/inf, or ``max_entries < 1``.
+            UnsupportedError: For a model conditioned beyond its own data or a
+                ``subset_output`` (track on the model it came from).
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+            >>> D = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
+            >>> model = VectorValuedGP(D[:2], torch.rand(2, 2, dtype=torch.float64),
+            ...                        RBFKernel(), B, regularization=0.1)
+            >>> plain = model.posterior(D.unsqueeze(-2)).variance
+            >>> model.track_candidates(D)
+            True
+            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).variance, plain)
+            True
+            >>> _ = model.append_observations(D[5:6], torch.rand(1, 2, dtype=torch.float64))
+            >>> tracked = model.posterior(D.unsqueeze(-2)).mean
+            >>> _ = model.track_candidates(None)
+            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).mean, tracked)
+            True
+        """
+        if points is None:
+            self._candidates = None
+            return False
+        self._require_core("track_candidates")
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+        points = check_tensor(points, "points", dim=2)
+        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
+            raise ValueError(
+                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
+            )
+        if not torch.isfinite(points).all():
+            raise ValueError("points contains NaN or inf")
+        points = points.detach().to(self.train_X).clone()
+        num_points, n = points.shape[0], self.num_tasks
+        if self._use_icm:  # V: r x t x N (one block per eigenvalue group)
+            batch, rows, columns = self._factor.buffer.shape[0], self.train_X.shape[0], num_points
+        else:  # V: M x (N n)
+            batch, rows, columns = 1, self._obs_y.numel(), num_points * n
+        if batch * CandidateSolves.initial_capacity(rows) * columns > max_entries:
+            self._candidates = None  # checked before anything is computed
+            return False
+        candidates = points.unsqueeze(-2)  # N x 1 x d: the layout of a posterior query
+        gram = None  # eigen route, small N: K(D, D) for the rows of V at new candidates
+        with torch.no_grad(), _eager_kernels():
+            if self._use_icm:
+                kernel = self.kernel.kernels[0]
+                prior = kernel(candidates, candidates).to_dense()  # N x 1 x 1
+                if num_points**2 <= max_entries // 8:  # k(D_p, D_s), as a query at D
+                    gram = kernel(candidates, points.expand(num_points, -1, -1)).to_dense()
+                    gram = gram.squeeze(-2)  # N x N
+                    check_kernel_values(gram, points, "points")
+                if rows:
+                    values = self._factor.solve(self._icm_columns(candidates))
+                else:
+                    values = points.new_zeros(batch, 0, num_points)
+                second = points.new_zeros(batch, num_points)  # sum_s V_g[s, p]^2
+            else:
+                prior = self.kernel.full_covariance(candidates, candidates).reshape(-1, n, n)
+                if rows:
+                    values = self._factor.solve(self._general_columns(candidates))
+                else:
+                    values = points.new_zeros(0, num_points * n)
+                second = points.new_zeros(num_points, n, n)  # V[:, p]^T V[:, p]
+            check_kernel_values(prior, points, "points")
+            check_kernel_values(values, points, "points")
+        self._candidates = {
+            "points": points,
+            "prior": prior,
+            "solves": CandidateSolves(values),
+            "max_entries": max_entries,
+            "gram": gram,
+            "mean": points.new_zeros(num_points, n),
+            "second": second,
+        }
+        self._accumulate_candidates(values, self._forward_y)
+        return True
+
+    @property
+    def tracks_candidates(self) -> bool:
+        """Whether ``track_candidates`` keeps the posterior at a candidate set."""
+        return self._candidates is not None
+
+    def _accumulate_candidates(self, rows: Tensor, forward_rows: Tensor) -> None:
+        """Add the contributions of new rows of ``V`` (``rows``) and of ``L^{-1} Y``
+        (``forward_rows``) to the sums the moments at the candidates are read from.
+
+        Eigen route (``rows``: ``r x m x N``, ``forward_rows``: ``m x n``):
+        ``second[g, p] += sum_s V_g[s, p]^2`` and
+        ``mean[p, i] += sum_s V_g(i)[s, p] (L_g(i)^{-1} Y^i)_s``. General route (``rows``:
+        ``m x N n``, ``forward_rows``: ``m``): ``mean += (L^{-1} y)^T V`` and
+        ``second[p] += V[:, p]^T V[:, p]`` (``n x n`` per point).
+        """
+        candidates = self._candidates
+        if rows.shape[-2] == 0:
+            return
+        if self._use_icm:
+            candidates["second"] += rows.square().sum(-2)
+            per_group = torch.einsum("rsp,si->rpi", rows, forward_rows)  # r x N x n
+            index = self._group_of.view(1, 1, -1).expand(1, per_group.shape[-2], -1)
+            candidates["mean"] += per_group.gather(0, index).squeeze(0)
+        else:
+            num_points, n = candidates["mean"].shape
+            candidates["mean"] += (forward_rows @ rows).reshape(num_points, n)
+            per_point = rows.reshape(rows.shape[0], num_points, n)
+            candidates["second"] += torch.einsum("spi,spj->pij", per_point, per_point)
+
+    def _candidate_mean_and_covariance(self, index: Tensor | slice) -> tuple[Tensor, Tensor]:
+        """The moments at candidates ``index`` (``b x 1 x d`` queries) from the sums
+        ``_accumulate_candidates`` keeps: ``O(b n^2)``, independent of ``t``."""
+        candidates = self._candidates
+        prior = candidates["prior"][index]
+        mean = candidates["mean"][index]  # b x n
+        if self._use_icm:
+            xi, U = self._xi, self._U
+            quad = candidates["second"][:, index][self._group_of].transpose(0, 1)  # b x n
+            component = xi * (prior.reshape(-1, 1) - xi * quad)  # b x n, eq. (6) before the max
+            mean = (mean * xi) @ U.transpose(0, 1)
+            covariance = (U * component.unsqueeze(-2)) @ U.transpose(0, 1)  # b x n x n
+            return mean.unsqueeze(-2), covariance
+        return mean.unsqueeze(-2), prior - candidates["second"][index]
+
+    def _candidate_index(self, X: Tensor) -> Tensor | None:
+        """The candidates equal to the rows of ``X`` (``m x d``), or ``None``."""
+        if self._candidates is None:
+            return None
+        index = match_candidates(X.unsqueeze(-2), self._candidates["points"])
+        if isinstance(index, slice):
+            return torch.arange(X.shape[0], device=X.device)
+        return index
+
+    def _extend_candidates(self, cross: Tensor) -> None:
+        """Extend ``V`` after the factor grew (``cross``: ``G(new, D)``, ``batch x m x K``),
+        or stop tracking when ``V`` would outgrow ``max_entries``."""
+        candidates = self._candidates
+        solves = candidates["solves"]
+        if solves.numel_after(cross.shape[-2]) > candidates["max_entries"]:
+            self._candidates = None
+            return
+        solves.extend(self._factor, cross)
 
     # ---------------------------------------------------------- information gain
     def information_gain(self) -> Tensor:
@@ -338,7 +584,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
-        with torch.no_grad():
+        with torch.no_grad(), _eager_kernels():
             if self._use_icm:
                 self._append_icm(X, Y)
             else:
@@ -351,12 +597,27 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         new_block = new_block + self.regularization * torch.eye(
             new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
         )
-        cross = self.kernel.observation_covariance(self._obs_X, self._obs_tasks, new_X, new_tasks)
-        for values in (new_block, cross):
-            check_kernel_values(values, X, "X")
-        self._factor.append(cross, new_block)
+        check_kernel_values(new_block, X, "X")
+        index = self._candidate_index(new_X)
+        if index is not None:  # W^T = L^{-1} G(obs, new) is a set of columns of V
+            columns = index * self.num_tasks + new_tasks
+            self._append_factor_rows(self._candidates["solves"].values[:, columns], new_block)
+        else:
+            cross = self.kernel.observation_covariance(
+                self._obs_X, self._obs_tasks, new_X, new_tasks
+            )
+            check_kernel_values(cross, X, "X")
+            self._factor.append(cross, new_block)
+        if self._candidates is not None:
+            points = self._candidates["points"].unsqueeze(-2)
+            cross = self.kernel.task_block_covariance(points, new_X, new_tasks)  # N x 1 x n x m
+            self._extend_candidates(cross.reshape(-1, new_y.numel()).transpose(0, 1))
+        num_obs = self._forward_y.numel()
         self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), new_y.unsqueeze(-1))
         self._forward_y = self._forward_y.squeeze(-1)
+        if self._candidates is not None:
+            solves = self._candidates["solves"]
+            self._accumulate_candidates(solves.values[num_obs:], self._forward_y[num_obs:])
         self._obs_X = torch.cat([self._obs_X, new_X])
         self._obs_tasks = torch.cat([self._obs_tasks, new_tasks])
         self._obs_y = torch.cat([self._obs_y, new_y])
@@ -365,22 +626,52 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         if tasks is not None:
             self.train_tasks = torch.cat([self.train_tasks, tasks])
 
+    def _append_factor_rows(self, solved_cross: Tensor, new_block: Tensor) -> None:
+        """Border the factor with ``new_block`` when ``L^{-1} C`` (``batch x t x m``) is
+        known: ``W = (L^{-1} C)^T``, ``L_S = chol(D - W W^T)`` (``GrowingCholesky.append``
+        without its solve)."""
+        lower_left = solved_cross.transpose(-1, -2)  # batch x m x t
+        schur = new_block - lower_left @ lower_left.transpose(-1, -2)
+        size = self._factor.size + new_block.shape[-1]
+        lower_right = cholesky_factor(schur, self.regularization, size=size)
+        self._factor.append_factor_rows(lower_left, lower_right)
+
     def _append_icm(self, X: Tensor, Y: Tensor) -> None:
         kernel = self.kernel.kernels[0]
         xi = self._group_xi[:, None, None]
-        eye = torch.eye(X.shape[0], dtype=X.dtype, device=X.device)
-        new_block = xi * kernel(X, X).to_dense() + self.regularization * eye  # r x m x m
-        t = self.train_X.shape[0]
-        cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, X.shape[0])
-        for values in (new_block, cross):
-            check_kernel_values(values, X, "X")
-        self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)
-        rotated = Y @ self._U  # m x n
+        t, m = self.train_X.shape[0], X.shape[0]
+        index = self._candidate_index(X)
+        eye = torch.eye(m, dtype=X.dtype, device=X.device)
+        if index is not None and m == 1:
+            k_new = self._candidates["prior"][index].reshape(1, 1)  # k(x, x), as kernel(X, X)
+        else:
+            k_new = kernel(X, X).to_dense()
+        new_block = xi * k_new + self.regularization * eye  # r x m x m
+        check_kernel_values(new_block, X, "X")
+        if index is not None:  # W_g^T = L_g^{-1} (xi_g k(X_t, X)) = xi_g V_g[:, j]
+            self._append_factor_rows(xi * self._candidates["solves"].values[..., index], new_block)
+        else:
+            cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, m)
+            check_kernel_values(cross, X, "X")
+            self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)
         r = new_block.shape[0]
+        if self._candidates is not None:
+            gram = self._candidates["gram"]
+            if index is not None and gram is not None:
+                cross = gram[:, index].transpose(0, 1)  # m x N
+            else:  # k(D_p, x) in the layout of a posterior query at D (same numbers)
+                points = self._candidates["points"].unsqueeze(-2)  # N x 1 x d
+                cross = kernel(points, X.expand(points.shape[0], m, X.shape[-1])).to_dense()
+                cross = cross.reshape(points.shape[0], m).transpose(0, 1)  # m x N
+            self._extend_candidates(cross.expand(r, m, -1))
+        rotated = Y @ self._U  # m x n
         extended = self._extend_forward(
             self._forward_y.expand(r, t, -1), rotated.expand(r, *rotated.shape)
         )  # r x (t + m) x n, only each component's own group is meaningful
         self._forward_y = self._pick_groups(extended)
+        if self._candidates is not None:
+            solves = self._candidates["solves"]
+            self._accumulate_candidates(solves.values[..., t:, :], self._forward_y[t:])
         self._rotated_Y = torch.cat([self._rotated_Y, rotated])
         self.train_X = torch.cat([self.train_X, X])
         self.train_Y = torch.cat([self.train_Y, Y])

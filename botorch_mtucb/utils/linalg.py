@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import torch
 from linear_operator.utils.cholesky import psd_safe_cholesky
@@ -175,6 +176,56 @@ class GrowingCholesky:
         self.buffer = self._identity(matrix, capacity or size + HEADROOM)
         if size:
             self.buffer[..., :size, :size] = cholesky_factor(matrix, regularization)
+
+    @classmethod
+    def from_blocks(
+        cls,
+        fill: Callable[[Tensor, int], None],
+        batch_size: int,
+        size: int,
+        like: Tensor,
+        capacity: int | None = None,
+        regularization: float | None = None,
+    ) -> GrowingCholesky:
+        r"""Factorize ``batch_size`` matrices one at a time, each built and factorized
+        in its own block of the buffer (issue 14, item 3: peak memory).
+
+        ``fill(block, g)`` writes matrix ``g`` (``size x size``, SPD) into ``block`` (a
+        view of the buffer) in place; its factor then replaces it there. The peak is the
+        buffer plus one ``size x size`` factor, instead of the buffer plus several
+        ``batch_size x size x size`` copies when the matrices are built as one tensor.
+
+        Args:
+            fill: Writes matrix ``g`` into ``block``.
+            batch_size: The number of matrices ``r``.
+            size: Their size ``t``.
+            like: A tensor of the dtype and device wanted.
+            capacity: As in the constructor (default ``t + HEADROOM``).
+            regularization: As in the constructor.
+
+        Returns:
+            The factor, ``r x t x t`` (the same numbers as the constructor given the
+            stacked matrices).
+
+        Example:
+            >>> import torch
+            >>> from botorch_mtucb.utils import GrowingCholesky
+            >>> A = torch.tensor([[4.0, 2.0], [2.0, 5.0]], dtype=torch.float64)
+            >>> factor = GrowingCholesky.from_blocks(
+            ...     lambda block, g: block.copy_(A).mul_(g + 1), 2, 2, A)
+            >>> torch.allclose(factor.factor, torch.linalg.cholesky(torch.stack([A, 2 * A])))
+            True
+        """
+        self = cls.__new__(cls)
+        self.size = size
+        self.regularization = regularization
+        self.buffer = cls._identity(like.new_empty(batch_size, 0, 0), capacity or size + HEADROOM)
+        if size:
+            for g in range(batch_size):
+                block = self.buffer[g, :size, :size]
+                fill(block, g)
+                block.copy_(cholesky_factor(block, regularization))
+        return self
 
     @staticmethod
     def _identity(like: Tensor, capacity: int) -> Tensor:

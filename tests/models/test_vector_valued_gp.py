@@ -507,3 +507,33 @@ def test_eigen_groups_refuses_half_precision():
         eigen_groups(torch.eye(2, dtype=torch.float16))
     args = {**_good_args(), "task_covariance": _good_args()["task_covariance"].half()}
     assert VectorValuedGP(**args).posterior(args["train_X"]).mean.dtype == torch.float64
+
+
+def test_point_moments_are_the_posteriors_numbers(dtype):
+    """``point_moments`` (issue 14: the acquisitions' moments without building a
+    posterior) against ``posterior``: full model, output subset, conditioned batches, a
+    single output, the sketched model; and the acquisitions' helper uses it."""
+    from botorch_mtucb.acquisition.posterior_moments import posterior_mean_and_covariance
+    from botorch_mtucb.models import NystromVectorValuedGP
+
+    case = build_case("icm", dtype)
+    model = case.build()
+    X = _test_points(dtype, q=5).unsqueeze(-2)  # 5 x 1 x 2
+    sketch = NystromVectorValuedGP(
+        case.train_X, case.train_Y, case.kernels[0], case.task_covariances[0], ETA, seed=0
+    )
+    batched = model.condition_on_observations(
+        _test_points(dtype, q=2, seed=5).expand(3, 2, 2), torch.zeros(3, 2, NUM_TASKS, dtype=dtype)
+    )
+    for m in (model, model.subset_output([2, 0]), model.subset_output([1]), batched, sketch):
+        X = X.unsqueeze(-3) if m is batched else X  # 5 x 1 x 1 x 2: broadcasts with 3
+        posterior = m.posterior(X)
+        mean, covariance = m.point_moments(X)
+        assert torch.equal(mean, posterior.mean.squeeze(-2))
+        assert torch.equal(covariance, posterior.distribution.covariance_matrix)
+        helper = posterior_mean_and_covariance(m, X)
+        assert torch.equal(helper[0], mean) and torch.equal(helper[1], covariance)
+    with pytest.raises(ValueError, match="one point per batch"):
+        model.point_moments(_test_points(dtype, q=4))
+    with pytest.raises(TypeError, match="X must be a torch.Tensor"):
+        model.point_moments([[0.0, 0.0]])

@@ -184,3 +184,40 @@ def test_not_positive_definite_names_dtype_and_fix():
     matrix = -torch.eye(2)
     with pytest.raises(NotPSDError, match=r"float32 2 x 2 matrix .* use float64"):
         cholesky_factor(matrix, regularization=1.0)
+
+
+@pytest.mark.parametrize("dtype", (torch.float64, torch.float32))
+def test_blocks_built_in_place_equal_the_stacked_factorization(dtype):
+    """Issue 14, item 3: ``from_blocks`` (one matrix at a time, in the buffer) gives the
+    constructor's factor of the stacked matrices, bit for bit, and the same buffer."""
+    generator = torch.Generator().manual_seed(4)
+    A = torch.randn(7, 7, generator=generator, dtype=torch.float64).to(dtype)
+    gram = A @ A.T
+    scales = [0.5, 2.0, 3.5]
+    stacked = torch.stack([s * gram + 0.1 * torch.eye(7, dtype=dtype) for s in scales])
+
+    def fill(block, g):
+        block.copy_(gram).mul_(scales[g]).diagonal().add_(0.1)
+
+    built = GrowingCholesky.from_blocks(fill, 3, 7, gram, regularization=0.1)
+    reference = GrowingCholesky(stacked, regularization=0.1)
+    assert built.size == 7 and built.buffer.shape == reference.buffer.shape
+    assert built.buffer.dtype == dtype
+    assert torch.equal(built.buffer, reference.buffer)
+    built.append(stacked[:, :7, :1], stacked[:, :1, :1] + 1.0)  # it grows as any factor
+    reference.append(stacked[:, :7, :1], stacked[:, :1, :1] + 1.0)
+    assert torch.equal(built.factor, reference.factor)
+    empty = GrowingCholesky.from_blocks(fill, 3, 0, gram, capacity=4)
+    assert empty.size == 0 and torch.equal(empty.buffer, torch.eye(4, dtype=dtype).expand(3, 4, 4))
+
+
+def test_blocks_built_in_place_report_jitter():
+    ones = torch.ones(2, 2)  # singular in float32: jitter far above the regularization
+    with pytest.warns(CholeskyJitterWarning, match="jitter"):
+        GrowingCholesky.from_blocks(
+            lambda block, g: block.copy_(ones).diagonal().add_(1e-8),
+            2,
+            2,
+            ones,
+            regularization=1e-8,
+        )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import gpytorch
 import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
@@ -171,7 +172,10 @@ class IndependentTaskKernelizedBandit(ScalarizedUCBPolicy):
         """Add ``1/2 log(1 + sigma_i^2(x_t) / (1 + eta))`` to each task's gain, then
         condition the posterior."""
         with torch.no_grad():
-            variance = self.model.posterior(X.unsqueeze(0)).variance.reshape(-1)
+            _, covariance = self.model.point_moments(X.unsqueeze(0))  # 1 x n x n
+            variance = covariance.diagonal(dim1=-2, dim2=-1).reshape(-1)
+            # as the posterior's variance (GPyTorch's floor, min_variance)
+            variance = variance.clamp_min(gpytorch.settings.min_variance.value(variance.dtype))
         self.task_information_gain += information_gain_increment(
             variance.to(torch.float64), 1.0 + self.eta
         )

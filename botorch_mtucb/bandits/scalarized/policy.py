@@ -90,15 +90,36 @@ class ScalarizedUCBPolicy:
         raise NotImplementedError
 
     def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor:
-        """``x_t``: the maximizer of the acquisition for the round's scalarization."""
+        """``x_t``: the maximizer of the acquisition for the round's scalarization.
+
+        On a ``FiniteDomain`` the model keeps its posterior at the domain's points
+        incrementally (``track_candidates``, where the model has it: issue 14, item 1);
+        the values and the point chosen are those of the plain posterior to round-off.
+        """
+        self._track_domain()
         acquisition = self.acquisition_class(self.model, context["_scalarization"], self._width)
         x, _ = maximize_acquisition(acquisition, self.domain, generator)
         return x.detach()
+
+    def _track_domain(self) -> None:
+        """Ask the model, once, to track the candidates of a finite domain.
+
+        Called by the first ``select`` or ``update``, whichever comes first: a run
+        resumed by replaying its rounds into a fresh policy (``update`` only) then goes
+        through the same operations as an uninterrupted one, to the last bit.
+        """
+        if getattr(self, "_tracking_asked", False):
+            return
+        self._tracking_asked = True
+        track = getattr(self.model, "track_candidates", None)
+        if isinstance(self.domain, FiniteDomain) and track is not None:
+            track(self.domain.points)
 
     def update(
         self, x: Tensor, y: Tensor, context: dict[str, Any], generator: torch.Generator
     ) -> None:
         """Condition on ``y_t`` at ``x_t``, then recompute the width."""
+        self._track_domain()  # also here: a resumed run replays updates only
         self._observe(x.reshape(1, -1), y.reshape(1, -1), generator)
         self._width = self.width()
 

@@ -139,3 +139,54 @@ def test_bad_task_variances():
             RKHS,
             SIGMA,
         )
+
+
+def _plain(policy):
+    """``policy`` with the finite-domain tracking of issue 14 turned off."""
+    policy._tracking_asked = True
+    return policy
+
+
+@pytest.mark.parametrize("method", ("MT-KB", "IT-KB", "MOBO"))
+def test_tracked_candidates_choose_the_points_of_the_plain_posterior(method):
+    """Issue 14, item 1: on a finite domain the policies keep the posterior at the domain
+    incrementally; the points chosen are those of the plain posterior, the widths equal
+    to round-off (a small problem, and 30 rounds of the main job's light sensors)."""
+    from botorch_mtucb.bandits import RandomScalarizationUCB
+    from botorch_mtucb.experiments.paper000.methods import build_it_kb, build_mt_kb
+    from botorch_mtucb.problems import light_sensor_problem
+
+    problem = TinyProblem()
+    domain = FiniteDomain(problem.points)
+
+    def build():
+        if method == "MT-KB":
+            return MultiTaskKernelizedBandit(make_rbf([0.25]), torch.tensor(B), domain, RKHS, SIGMA)
+        if method == "IT-KB":
+            variances = torch.tensor(np.diag(B))
+            return IndependentTaskKernelizedBandit(make_rbf([0.25]), variances, domain, RKHS, SIGMA)
+        return RandomScalarizationUCB(make_rbf([0.25]), torch.tensor(np.diag(B)), domain, ETA)
+
+    runs = [(build(), _plain(build()), ScalarizedEnvironment(problem), 40)]
+    if method != "MOBO":
+        sensors = light_sensor_problem()
+        builder = build_mt_kb if method == "MT-KB" else build_it_kb
+        pair = builder(sensors), _plain(builder(sensors))
+        runs.append((*pair, ScalarizedEnvironment(sensors), 30))
+    for tracked, plain, environment, horizon in runs:
+        first = run_policy(tracked, environment, horizon=horizon, seed=3)
+        second = run_policy(plain, environment, horizon=horizon, seed=3)
+        assert tracked.model.tracks_candidates and not plain.model.tracks_candidates
+        assert [r.x for r in first] == [r.x for r in second]
+        assert len({tuple(r.x) for r in first}) > 3  # the runs explore: not a vacuous check
+        for a, b in zip(first, second):
+            for key, value in a.diagnostics.items():
+                assert value == pytest.approx(b.diagnostics[key], rel=1e-10, abs=1e-12)
+
+
+def test_box_domains_are_not_tracked():
+    policy = MultiTaskKernelizedBandit(
+        make_rbf([0.25]), torch.tensor(B), BoxDomain(torch.tensor([[0.0], [1.0]])), RKHS, SIGMA
+    )
+    policy._track_domain()
+    assert not policy.model.tracks_candidates
