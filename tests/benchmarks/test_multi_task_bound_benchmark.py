@@ -69,10 +69,15 @@ def test_step_seconds_refuses_an_unknown_route():
 
 def test_growth_summary():
     rows = [{"n": 2, "kronecker": 1.0}, {"n": 4, "kronecker": 2.0}, {"n": 8, "kronecker": 4.0}]
-    assert (
-        growth_summary(rows)
-        == "cost grows at most linearly in n (slope of log time vs log n: 1.00)"
+    assert growth_summary(rows) == (
+        "cost grows at most linearly in n (slope of log time vs log n: 1.00; largest step "
+        "x2.00 for n x2.0)"
     )
-    rows[2]["kronecker"] = 16.0  # x8 for n x2
-    assert growth_summary(rows).startswith("cost grows faster than linearly in n")
+    rows[2]["kronecker"] = 16.0  # x8 for n x2: slope 2
+    assert growth_summary(rows).startswith("cost grows faster than linearly in n (slope")
+    assert "largest step x8.00 for n x2.0" in growth_summary(rows)
+    rows[2]["kronecker"] = 4.4  # x2.2 for n x2: slope 1.07, beyond the tolerance
+    assert growth_summary(rows).startswith("cost grows faster than linearly")
+    rows[2]["kronecker"] = 4.1  # x2.05 for n x2: slope 1.02, within it
+    assert growth_summary(rows).startswith("cost grows at most linearly")
     assert growth_summary(rows[:1]) == "one n only: no growth measured"
