@@ -22,9 +22,14 @@ Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's 
   before the build, minus its resident size then: it sees torch's CPU allocations,
   which ``tracemalloc`` does not). ``--quick`` measures the memory at its largest
   ``t`` only (each process costs seconds of imports); ``--no-memory`` skips it.
+* Both rounds are the steady state of a run on the finite domain: the models'
+  tracking of the 101 candidates (``track_candidates``, issue 14) is set up before the
+  timed round, as after a run's first round. ``--plain`` also times both rounds on the
+  plain route (no tracking: the cost before issue 14's candidate tracking), in the
+  same run, and prints the speedups.
 * MT-KB keeps 20 Cholesky factors of size ``t x t`` (``160 t^2`` bytes in float64, in
-  buffers of capacity ``1.5 t``; about ``680 t^2`` bytes at the peak while it is built
-  or solved against). A ``t`` whose estimated peak memory exceeds 80% of the available
+  buffers of capacity ``t + 32`` built group by group in place; about ``200 t^2``
+  bytes at the peak, ``mt_kb_peak_bytes``). A ``t`` whose estimated peak memory exceeds 80% of the available
   memory (``--memory-fraction``) is skipped (an out-of-memory kill could hit other
   processes); MT-KB's cost there is extrapolated
   from a least-squares fit ``c t^p`` on the measured ``t >= 1000`` and reported as
@@ -69,6 +74,7 @@ from botorch_mtucb.experiments.report import format_table, pinned_threads, save_
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
 from botorch_mtucb.problems import MultiTaskProblem, rkhs_problem
 from botorch_mtucb.utils.checks import positive_int
+from botorch_mtucb.utils.linalg import HEADROOM
 
 DESCRIPTION = "per-step cost of MT-BKB against MT-KB as t grows (20-task RKHS problem)"
 EPS, DELTA = 0.5, 0.1
@@ -97,16 +103,19 @@ def available_memory() -> float:
 
 
 def mt_kb_peak_bytes(t: int, num_factors: int) -> float:
-    """MT-KB's estimated peak memory in bytes: the factors' buffers (capacity 1.5 t) plus
-    the scaled Gram matrices and a contiguous copy of the factors, ``num_factors x t x t``
-    each, in float64.
+    """MT-KB's estimated peak memory in bytes, float64: the factors' buffers
+    (``num_factors`` blocks of capacity ``t + HEADROOM``, built one group at a time in
+    place by ``GrowingCholesky.from_blocks``) plus five ``t x t`` matrices (the Gram
+    matrix, one group's matrix being factorized, the kernel's intermediates). Measured
+    (issue 14, 20 factors): 97.0 MiB for the build at ``t = 700`` (estimate 100.5 MiB)
+    and 0.405 GiB at ``t = 1500`` (estimate 0.434 GiB).
 
     Example:
         >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import mt_kb_peak_bytes
-        >>> mt_kb_peak_bytes(1000, 20) / 2**30  # GiB
-        0.6332993507385254
+        >>> round(mt_kb_peak_bytes(1000, 20) / 2**30, 4)  # GiB
+        0.196
     """
-    return (1.5**2 + 2.0) * num_factors * t**2 * 8
+    return (num_factors * (t + HEADROOM) ** 2 + 5 * t**2) * 8
 
 
 def data(problem: MultiTaskProblem, size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -179,10 +188,15 @@ def measure_mt_bkb(
     t: int,
     accuracy: float,
     repeats: int,
+    track: bool = True,
 ) -> dict[str, Any]:
     """MT-BKB's round ``t`` after the ``t - 1`` rows of ``X, Y`` (its model built as MT-BKB
     would have built it): median seconds per step over ``repeats`` copies, dictionary
     size, embedding dimension and the seconds to build the model.
+
+    The steady state of a run: the finite domain's tracking
+    (``NystromVectorValuedGP.track_candidates``) is set up before the timed round, as
+    after the first round of a run; ``track=False`` times the plain route.
 
     Example:
         >>> from botorch_mtucb.bandits import ScalarizedEnvironment
@@ -208,12 +222,17 @@ def measure_mt_bkb(
 
     build_seconds, policy.model = median_seconds(build, 1)
     policy._width = policy.width()
+    if track:  # the one-off setup of a finite domain's tracking, before the timed round
+        policy._track_domain()
+    else:
+        policy._tracking_asked = True  # the plain route (the "before" of issue 14)
     seconds, played = time_round(policy, environment, t, X[t - 1], Y[t - 1], repeats)
     return {
         "seconds_per_step": seconds,
         "dictionary_size": int(played.model.dictionary_size),
         "embedding_dimension": played.model.embedding_dimension,
         "build_seconds": build_seconds,
+        "tracked": played.model.tracks_candidates,
     }
 
 
@@ -223,9 +242,15 @@ def measure_mt_kb(
     X: torch.Tensor,
     Y: torch.Tensor,
     t: int,
+    track: bool = True,
 ) -> dict[str, float]:
     """MT-KB's round ``t`` after the ``t - 1`` rows of ``X, Y``, timed once (seconds long
     at large ``t``), and the seconds to build its model.
+
+    The steady state of a run: the finite domain's tracking
+    (``VectorValuedGP.track_candidates``, ``O(r t^2 N)`` once) is set up before the
+    timed round, as after the first round of a run; ``track=False`` times the plain
+    route.
 
     Example:
         >>> from botorch_mtucb.bandits import ScalarizedEnvironment
@@ -234,7 +259,7 @@ def measure_mt_kb(
         >>> problem = rkhs_problem(2, seed=0)
         >>> X, Y = data(problem, 10)
         >>> sorted(measure_mt_kb(problem, ScalarizedEnvironment(problem), X, Y, 10))
-        ['build_seconds', 'seconds_per_step']
+        ['build_seconds', 'seconds_per_step', 'tracked']
     """
     policy = MultiTaskKernelizedBandit(*_policy_arguments(problem))
 
@@ -249,6 +274,10 @@ def measure_mt_kb(
 
     build_seconds, policy.model = median_seconds(build, 1)
     policy._width = policy.width()
+    if track:  # the one-off setup of a finite domain's tracking, before the timed round
+        policy._track_domain()
+    else:
+        policy._tracking_asked = True  # the plain route (the "before" of issue 14)
     context = environment.context(t, torch.Generator().manual_seed(t))
     generator = torch.Generator().manual_seed(10_000 + t)
 
@@ -257,7 +286,8 @@ def measure_mt_kb(
         policy.update(X[t - 1], Y[t - 1], context, generator)
 
     seconds, _ = median_seconds(play, 1)
-    return {"seconds_per_step": seconds, "build_seconds": build_seconds}
+    tracked = policy.model.tracks_candidates
+    return {"seconds_per_step": seconds, "build_seconds": build_seconds, "tracked": tracked}
 
 
 BUILDS = ("exact", "nystrom", "replay")
@@ -507,7 +537,14 @@ def plot(
 
 
 def _measure(
-    steps, accuracy, repeats, memory_fraction, replay_max_t=math.inf, memory="none", threads=1
+    steps,
+    accuracy,
+    repeats,
+    memory_fraction,
+    replay_max_t=math.inf,
+    memory="none",
+    threads=1,
+    plain=False,
 ) -> list[dict[str, Any]]:
     problem = rkhs_problem(NUM_TASKS, seed=0)
     environment = ScalarizedEnvironment(problem)
@@ -518,6 +555,10 @@ def _measure(
             "t": t,
             "mt_bkb": measure_mt_bkb(problem, environment, X, Y, t, accuracy, repeats),
         }
+        if plain:
+            entry["mt_bkb_plain"] = measure_mt_bkb(
+                problem, environment, X, Y, t, accuracy, repeats, track=False
+            )
         builds = measure_builds(
             problem, X[: t - 1], Y[: t - 1], accuracy, t <= replay_max_t, 3 if t <= 500 else 1
         )
@@ -536,6 +577,8 @@ def _measure(
         need, free = mt_kb_peak_bytes(t, NUM_TASKS), available_memory()
         if need < memory_fraction * free:
             entry["mt_kb"] = measure_mt_kb(problem, environment, X, Y, t)
+            if plain:
+                entry["mt_kb_plain"] = measure_mt_kb(problem, environment, X, Y, t, track=False)
         else:
             entry["mt_kb"] = None
             print(
@@ -580,6 +623,65 @@ def _ratios(results: list[dict[str, Any]]) -> tuple[float, float] | None:
             kind,
         )
     return fit
+
+
+def plain_table(results: Sequence[dict[str, Any]]) -> str:
+    """Seconds per step with the candidate tracking (the default) and on the plain
+    route (``--plain``), their speedups, and the KB / BKB ratio of each route
+    (``-``: not measured).
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import plain_table
+        >>> step = lambda s: {"seconds_per_step": s}
+        >>> entry = {"t": 10, "mt_kb": step(0.5), "mt_kb_plain": step(1.0),
+        ...          "mt_bkb": step(0.01), "mt_bkb_plain": step(0.04)}
+        >>> table = plain_table([entry])
+        >>> "4.0x" in table and "50.0" in table and "25.0" in table
+        True
+    """
+
+    def cost(entry: dict[str, Any], key: str) -> float | None:
+        value = entry.get(key)
+        return None if value is None else value["seconds_per_step"]
+
+    def text(value: float | None, form: str) -> str:
+        return "-" if value is None else format(value, form)
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a / b
+
+    rows = []
+    for r in results:
+        kb, kb0 = cost(r, "mt_kb"), cost(r, "mt_kb_plain")
+        bkb, bkb0 = cost(r, "mt_bkb"), cost(r, "mt_bkb_plain")
+        rows.append(
+            [
+                str(r["t"]),
+                text(kb0, ".4f"),
+                text(kb, ".4f"),
+                text(ratio(kb0, kb), ".1f") + "x",
+                text(bkb0, ".4f"),
+                text(bkb, ".4f"),
+                text(ratio(bkb0, bkb), ".1f") + "x",
+                text(ratio(kb0, bkb0), ".1f"),
+                text(ratio(kb, bkb), ".1f"),
+            ]
+        )
+    header = [
+        "t",
+        "MT-KB plain",
+        "MT-KB tracked",
+        "speedup",
+        "MT-BKB plain",
+        "MT-BKB tracked",
+        "speedup",
+        "KB/BKB plain",
+        "KB/BKB tracked",
+    ]
+    return (
+        "Seconds per step, plain route (no candidate tracking) against tracked (the "
+        "default), measured in this run\n" + format_table(rows, header)
+    )
 
 
 def build_table(results: Sequence[dict[str, Any]], threads: int) -> str:
@@ -656,6 +758,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="measure MT-KB only if its estimated peak memory is below this fraction of "
         "the available memory (default: %(default)s)",
     )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="also time both rounds without the candidate tracking (the plain route)",
+    )
     args = parser.parse_args(argv)
     steps = [100, 250, 500] if args.quick else sorted(args.steps)
     accuracy = args.accuracy or mt_bkb_accuracy(EPS, DELTA, max(steps))
@@ -664,7 +771,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory = "none" if args.no_memory else ("last" if args.quick else "all")
         replay_max_t = QUICK_REPLAY_MAX_T if args.quick else args.replay_max_t
         results = _measure(
-            steps, accuracy, args.repeats, args.memory_fraction, replay_max_t, memory, threads
+            steps,
+            accuracy,
+            args.repeats,
+            args.memory_fraction,
+            replay_max_t,
+            memory,
+            threads,
+            args.plain,
         )
     fit = _ratios(results)
     rows = [
@@ -689,6 +803,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({last['ratio_kind']}; target >= {TARGET:g}x: "
         f"{'met' if last['ratio'] >= TARGET else 'not met at this t'})"
     )
+    if args.plain:
+        print()
+        print(plain_table(results))
     print()
     print(build_table(results, threads))
     output = Path(args.output)

@@ -74,3 +74,32 @@ def test_build_table_ratios_and_missing_values():
     first, second = table[-2].split(), table[-1].split()
     assert first == ["100", "2", "0.5", "(0.25x)", "8", "(4x)", "3.0", "0.5", "-"]
     assert second == ["200", "4", "1", "(0.25x)", "-", "-", "-", "-"]
+
+
+def test_mt_kb_peak_estimate_bounds_a_measured_build():
+    """``mt_kb_peak_bytes`` (in-place group-by-group build, issue 14) is above the
+    measured peak of building MT-KB's model and within 1.3x of it."""
+    from botorch_mtucb.benchmarks.mt_bkb_scaling import NUM_TASKS, mt_kb_peak_bytes
+
+    problem = rkhs_problem(NUM_TASKS, seed=0)
+    t = 700
+    X, Y = data(problem, t)
+    measured = peak_bytes_of(lambda: build_model("exact", problem, X, Y, 5.0))
+    estimate = mt_kb_peak_bytes(t, NUM_TASKS)
+    assert measured <= estimate <= 1.3 * measured, (measured / 2**20, estimate / 2**20)
+
+
+@pytest.mark.parametrize("track", [True, False])
+def test_rounds_are_timed_in_the_steady_state(track):
+    """Both rounds are timed with the finite domain's tracking set up before (the
+    default) or on the plain route (``track=False``)."""
+    from botorch_mtucb.bandits import ScalarizedEnvironment
+    from botorch_mtucb.benchmarks.mt_bkb_scaling import measure_mt_bkb, measure_mt_kb
+
+    problem = rkhs_problem(2, seed=0)
+    environment = ScalarizedEnvironment(problem)
+    X, Y = data(problem, 12)
+    kb = measure_mt_kb(problem, environment, X, Y, 12, track=track)
+    bkb = measure_mt_bkb(problem, environment, X, Y, 12, 20.0, 1, track=track)
+    assert kb["tracked"] is track and bkb["tracked"] is track
+    assert kb["seconds_per_step"] > 0 and bkb["seconds_per_step"] > 0

@@ -789,3 +789,155 @@ def test_fantasies_subset_output_knowledge_gradient_and_to():
     after = model.to(torch.float64).posterior(X)
     torch.testing.assert_close(after.mean, before.mean, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(after.variance, before.variance, rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------- track_candidates (issue 14, item 3)
+def _candidate_problem(dtype, num_tasks=3, diagonal=False, size=40, seed=0):
+    """A finite domain (21 points of [0, 1]), ICM kernel (full-rank ``B`` or, as IT-BKB,
+    diagonal), rows drawn among the candidates with repeats."""
+    generator = torch.Generator().manual_seed(seed)
+    points = torch.linspace(0, 1, 21, dtype=torch.float64).unsqueeze(-1)
+    A = torch.randn(num_tasks, num_tasks, generator=generator, dtype=torch.float64)
+    B = torch.diag(torch.rand(num_tasks, generator=generator, dtype=torch.float64) + 0.5)
+    if not diagonal:
+        B = A @ A.T / num_tasks + 0.1 * torch.eye(num_tasks, dtype=torch.float64)
+    X = points[torch.randint(0, points.shape[0], (size,), generator=generator)]
+    Y = torch.sin(5 * X + torch.arange(num_tasks)) + 0.1 * torch.randn(
+        size, num_tasks, generator=generator, dtype=torch.float64
+    )
+    kernel = RBFKernel().double()
+    kernel.lengthscale = 0.2
+    return points.to(dtype), X.to(dtype), Y.to(dtype), kernel.to(dtype), B.to(dtype)
+
+
+def _assert_same_sketch(plain, tracked, points, atol, rtol):
+    assert torch.equal(plain.dictionary, tracked.dictionary)
+    for query in (points.unsqueeze(-2), points[[3, 0, 3]].unsqueeze(-2)):  # all, some
+        a, b = plain.posterior(query), tracked.posterior(query)
+        torch.testing.assert_close(b.mean, a.mean, atol=atol, rtol=rtol)
+        torch.testing.assert_close(
+            b.distribution.covariance_matrix, a.distribution.covariance_matrix, atol=atol, rtol=rtol
+        )
+    torch.testing.assert_close(tracked.train_variances, plain.train_variances, atol=atol, rtol=rtol)
+    torch.testing.assert_close(
+        tracked.sketched_log_det_sum, plain.sketched_log_det_sum, atol=atol, rtol=rtol
+    )
+
+
+@pytest.mark.parametrize("diagonal", [False, True], ids=["mt-bkb", "it-bkb"])
+@pytest.mark.parametrize("start", [0, 6])
+def test_track_candidates_matches_plain_route_float64(diagonal, start):
+    """Over appends (one redraw each) the tracked sketch draws the same dictionaries and
+    gives the plain route's posterior at the candidates, its row variances and its
+    log-det sum, whether tracking starts on the prior or on data."""
+    points, X, Y, kernel, B = _candidate_problem(torch.float64, diagonal=diagonal)
+    plain = NystromVectorValuedGP(X[:start], Y[:start], kernel, B, ETA, accuracy=8.0, seed=3)
+    tracked = copy.deepcopy(plain)
+    assert tracked.track_candidates(points) and tracked.tracks_candidates
+    _assert_same_sketch(plain, tracked, points, 1e-8, 1e-7)
+    sizes, repeats = set(), 0
+    for s in range(start, X.shape[0]):
+        plain.append_observations(X[s : s + 1], Y[s : s + 1])
+        tracked.append_observations(X[s : s + 1], Y[s : s + 1])
+        _assert_same_sketch(plain, tracked, points, 1e-8, 1e-7)
+        sizes.add(plain.dictionary_size)
+        repeats += len(torch.unique(X[plain.dictionary])) < plain.dictionary_size
+    assert len(sizes) > 3 and plain.dictionary_size < X.shape[0]  # real redraws
+    assert repeats > 0  # dictionaries with repeated points (merged by the tracked route)
+    # a query off the candidates takes the plain route
+    off = torch.tensor([[[0.123]], [[0.77]]], dtype=torch.float64)
+    torch.testing.assert_close(tracked.posterior(off).mean, plain.posterior(off).mean)
+
+
+def test_track_candidates_float32():
+    """float32: every probability 1 (the dictionary is all rows, so both routes draw the
+    same), the tracked posterior is the plain route's to float32 round-off, and both
+    are the exact posterior's (VectorValuedGP, float64)."""
+    points, X, Y, kernel, B = _candidate_problem(torch.float32, size=25)
+    plain = NystromVectorValuedGP(X[:4], Y[:4], kernel, B, ETA, accuracy=EVERYTHING)
+    tracked = copy.deepcopy(plain)
+    assert tracked.track_candidates(points)
+    for s in range(4, X.shape[0]):
+        plain.append_observations(X[s : s + 1], Y[s : s + 1])
+        tracked.append_observations(X[s : s + 1], Y[s : s + 1])
+    assert tracked.posterior(points.unsqueeze(-2)).mean.dtype == torch.float32
+    _assert_same_sketch(plain, tracked, points, 2e-3, 1e-3)
+    exact = VectorValuedGP(X.double(), Y.double(), kernel.double(), B.double(), ETA)
+    torch.testing.assert_close(
+        tracked.posterior(points.unsqueeze(-2)).mean.double(),
+        exact.posterior(points.double().unsqueeze(-2)).mean,
+        atol=2e-2,
+        rtol=0,
+    )
+
+
+def test_track_candidates_stops_and_refuses():
+    """A row off the candidates stops the tracking (the plain route after it, same
+    numbers); tracking is refused off the ICM route, above ``max_entries`` or with a
+    training row off the candidates; bad arguments raise; ``.to()`` casts the kept
+    tensors."""
+    points, X, Y, kernel, B = _candidate_problem(torch.float64, size=12)
+    plain = NystromVectorValuedGP(X[:5], Y[:5], kernel, B, ETA, accuracy=8.0)
+    tracked = copy.deepcopy(plain)
+    assert tracked.track_candidates(points)
+    off = torch.tensor([[0.333]], dtype=torch.float64)
+    for model in (plain, tracked):
+        model.append_observations(X[5:8], Y[5:8])
+        model.append_observations(off, Y[:1])
+    assert not tracked.tracks_candidates
+    _assert_same_sketch(plain, tracked, points, 1e-8, 1e-7)
+    assert not copy.deepcopy(plain).track_candidates(points)  # 0.333 is a training row
+    assert not NystromVectorValuedGP(X, Y, kernel, B, ETA).track_candidates(points, 20)
+    general = NystromVectorValuedGP(X, Y, [kernel, kernel], [B, torch.eye(3).double()], ETA)
+    assert not general.track_candidates(points)
+    model = NystromVectorValuedGP(X, Y, kernel, B, ETA)
+    with pytest.raises(TypeError, match="max_entries"):
+        model.track_candidates(points, 1.5)
+    with pytest.raises(ValueError, match="max_entries"):
+        model.track_candidates(points, 0)
+    with pytest.raises(ValueError, match="points"):
+        model.track_candidates(points[:0])
+    with pytest.raises(ValueError, match="NaN"):
+        model.track_candidates(points * float("nan"))
+    assert model.track_candidates(points) and not model.track_candidates(None)
+    assert model.track_candidates(points)
+    single = model.to(torch.float32)
+    assert single._candidates["gram"].dtype == torch.float32
+    assert single.posterior(points.float().unsqueeze(-2)).mean.dtype == torch.float32
+    with pytest.raises(UnsupportedError):
+        model.subset_output([0]).track_candidates(points)
+
+
+def test_policy_tracks_a_finite_domain_for_mt_bkb():
+    """MT-BKB's policy turns the tracking on (ScalarizedUCBPolicy._track_domain)."""
+    from botorch_mtucb.bandits import MultiTaskBudgetedKernelizedBandit, ScalarizedEnvironment
+    from botorch_mtucb.bandits.runner import run_policy
+    from botorch_mtucb.problems import rkhs_problem
+
+    problem = rkhs_problem(2, seed=0)
+    arguments = (problem.make_data_kernel(), problem.task_covariance, problem.domain)
+    policy = MultiTaskBudgetedKernelizedBandit(
+        *arguments, problem.rkhs_norm_bound, problem.noise_std, problem.regularization, horizon=3
+    )
+    run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
+    assert policy.model.tracks_candidates
+
+
+def test_track_candidates_matches_rows_in_blocks(monkeypatch):
+    """Rows are matched to the candidates in blocks, so that the comparison budget of
+    ``match_candidates`` does not refuse tracking a model with many rows."""
+    import botorch_mtucb.models.candidate_posterior as candidate_posterior
+    import botorch_mtucb.models.nystrom_vector_valued_gp as module
+
+    points, X, Y, kernel, B = _candidate_problem(torch.float64, size=30)
+    plain = NystromVectorValuedGP(X[:25], Y[:25], kernel, B, ETA, accuracy=8.0)
+    tracked = copy.deepcopy(plain)
+    monkeypatch.setattr(candidate_posterior, "MAX_MATCH_COMPARISONS", 50)
+    monkeypatch.setattr(module, "MAX_MATCH_COMPARISONS", 50)  # blocks of 2 rows
+    assert candidate_posterior.match_candidates(X.unsqueeze(-2), points) is None
+    assert tracked.track_candidates(points)
+    torch.testing.assert_close(tracked._candidates["points"][tracked._candidates["index"]], X[:25])
+    for model in (plain, tracked):
+        model.append_observations(X[25:], Y[25:])  # 5 rows at once: blocks as well
+    assert tracked.tracks_candidates
+    _assert_same_sketch(plain, tracked, points, 1e-8, 1e-7)
