@@ -78,7 +78,7 @@ from botorch_mtucb.utils.linalg import HEADROOM
 
 DESCRIPTION = "per-step cost of MT-BKB against MT-KB as t grows (20-task RKHS problem)"
 EPS, DELTA = 0.5, 0.1
-TARGET = 5.0  # issue 3: MT-BKB's step at least 5 times cheaper than MT-KB's at t = 5000
+TARGET = 10.0  # issue 14, item 3: aim for MT-BKB's step at least 10x cheaper than MT-KB's at t = 5000
 
 
 NUM_TASKS = 20
