@@ -429,6 +429,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
         points = check_tensor(points, "points", dim=2)
+        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
+            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
         if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
             raise ValueError(
                 f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"

@@ -559,20 +559,26 @@ def check_training_data(
         raise ValueError(f"{x_name} and {y_name} must not contain NaN or inf")
 
 
-def check_query_points(X: Tensor, dim: int) -> None:
-    """Points ``batch x dim`` (any leading batch shape) without NaN/inf.
+def check_query_points(X: Tensor, dim: int, name: str = "X") -> None:
+    """Points ``batch x dim`` (any leading batch shape) without NaN/inf; errors name the
+    argument ``name``.
 
     Example:
         >>> import torch
         >>> from botorch_mtucb.utils.checks import check_query_points
         >>> check_query_points(torch.zeros(5, 3, 2), dim=2)
+        >>> try:
+        ...     check_query_points(torch.zeros(2, 3), dim=2, name="X_pending")
+        ... except ValueError as error:
+        ...     print(error)
+        X_pending must have shape batch x 2, got (2, 3)
     """
     if not isinstance(X, Tensor):
-        raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(X).__name__}")
     if X.dim() < 1 or X.shape[-1] != dim:
-        raise ValueError(f"X must have shape batch x {dim}, got {tuple(X.shape)}")
+        raise ValueError(f"{name} must have shape batch x {dim}, got {tuple(X.shape)}")
     if not torch.isfinite(X).all():
-        raise ValueError("X must not contain NaN or inf")
+        raise ValueError(f"{name} must not contain NaN or inf")
 
 
 def check_unbatched_kernel(kernel: object) -> None:

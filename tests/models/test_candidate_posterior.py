@@ -9,7 +9,9 @@ import pytest
 import torch
 from botorch.exceptions.errors import UnsupportedError
 from cases import CASES, ICM_CASES, NUM_TASKS, build_case, tolerances
+from gpytorch.kernels import RBFKernel
 
+from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
 from botorch_mtucb.models.candidate_posterior import CandidateSolves, match_candidates
 from botorch_mtucb.utils import GrowingCholesky
 
@@ -232,3 +234,13 @@ def test_the_memory_cap_is_checked_before_anything_is_computed(monkeypatch):
     assert not model.track_candidates(points, max_entries=1000)  # 3 x 37 x 50 > 1000
     with pytest.raises(AssertionError, match="V was computed"):
         model.track_candidates(points)
+
+
+def test_half_precision_candidates_are_refused():
+    X = torch.rand(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = torch.sin(X)
+    B = torch.eye(2, dtype=torch.float64)
+    for model in (VectorValuedGP(X, Y, RBFKernel(), B, 0.1),
+                  NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1)):  # fmt: skip
+        with pytest.raises(TypeError, match="points must be float32 or float64"):
+            model.track_candidates(torch.rand(3, 2).half())

@@ -40,6 +40,10 @@ from botorch_mtucb.confidence.martingale_mixture.radius import (
     radius_tilde_squared,
     spectral_data_fit,
 )
+from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
+    DistinctInputs,
+    input_spectrum,
+)
 from botorch_mtucb.models.single_output_data import single_output_data
 from botorch_mtucb.utils.checks import (
     as_float,
@@ -204,6 +208,8 @@ class MartingaleMixtureBound(Module):
         # K_t and, for fixed alphas, the factors of K_t + alpha I (Appendix E.2), grown in place.
         self.cache = RegularizedGramCache(gram)
         self._spectrum: GramSpectrum | None = None  # of K_t, recomputed after appends
+        self._distinct = DistinctInputs()  # repeated inputs fold into the distinct ones
+        self._distinct.add(self.train_X)
         self._pending: PendingInputs | None = None  # the last X_pending's inputs
         self._checked_nonempty = False
         self.cache.ensure(torch.tensor([self.base_alpha], dtype=_DTYPE))
@@ -320,9 +326,24 @@ class MartingaleMixtureBound(Module):
         return self.kernel(X1, X2).to_dense()
 
     def spectrum(self) -> GramSpectrum:
-        """The spectrum of ``K_t`` and ``U^T y`` (``O(t^3)`` after new data, cached)."""
+        """The spectrum of ``K_t`` and ``U^T y`` (``O(t^3)`` after new data, cached).
+
+        When inputs repeat (a finite domain), from the ``u`` distinct ones
+        (``repeated_inputs.input_spectrum``: ``O(u^3)``, the same values to round-off;
+        ``eigenvectors`` is then ``None`` and projections go through
+        ``_spectral_inputs`` and ``_spectral_basis``)."""
         if self._spectrum is None:
-            self._spectrum = GramSpectrum.from_gram(self.cache.gram, self.train_Y.reshape(-1))
+            if self._distinct.num_distinct < self.num_observations:
+                inputs, inverse, counts = self._distinct.groups()
+                device = self.train_X.device
+                data = input_spectrum(
+                    self._k, self.train_X, self.train_Y, None,
+                    (inputs.to(device), inverse.to(device), counts.to(device)),
+                )  # fmt: skip
+                self._spectral_inputs, self._spectral_basis = data.inputs, data.basis
+                self._spectrum = GramSpectrum(data.eigenvalues, None, data.rotated[:, 0])
+            else:
+                self._spectrum = GramSpectrum.from_gram(self.cache.gram, self.train_Y.reshape(-1))
         return self._spectrum
 
     def _apply(self, fn, recurse=True):
@@ -456,6 +477,7 @@ class MartingaleMixtureBound(Module):
                 cross = self._k(self.train_X, x).reshape(t) if t else self.train_X.new_zeros(0)
                 self.cache.append(cross, self._k(x, x).reshape(()))
                 self.train_X = torch.cat([self.train_X, x])
+                self._distinct.add(x)
                 self.train_Y = torch.cat([self.train_Y, y.reshape(1, 1)])
         self._spectrum = None
         self._pending = None
@@ -623,7 +645,12 @@ class MartingaleMixtureBound(Module):
             value = self.rkhs_norm_bound * posterior_std(kxx, torch.zeros_like(kxx))
             return sign * value, torch.full_like(kxx, math.inf)
         spectrum = self.spectrum()
-        projected = cross @ spectrum.eigenvectors  # N x t, v = U^T k_t(x)
+        if spectrum.eigenvectors is None:  # repeated inputs: through the distinct ones
+            distinct = self._k(X, self._spectral_inputs)
+            check_kernel_values(distinct.detach(), X.detach(), "X")
+            projected = distinct @ self._spectral_basis
+        else:
+            projected = cross @ spectrum.eigenvectors  # N x t, v = U^T k_t(x)
         if pending is None:
             squared, variance_eigenvalues = projected**2, None
         else:

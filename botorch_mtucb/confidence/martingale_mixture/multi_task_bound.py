@@ -433,7 +433,13 @@ class MultiTaskMartingaleMixtureBound(Module):
         if weights is None:
             return torch.eye(n, dtype=_DTYPE, device=device), False
         if not isinstance(weights, Tensor):
-            weights = torch.as_tensor(weights, dtype=_DTYPE)
+            try:
+                weights = torch.as_tensor(weights, dtype=_DTYPE)
+            except (TypeError, ValueError, RuntimeError) as error:
+                raise TypeError(
+                    f"weights must be None, a tensor or a sequence of n = {n} numbers (or F "
+                    f"such rows), got {type(weights).__name__}"
+                ) from error
         if weights.dim() not in (1, 2) or weights.shape[-1] != n:
             raise ValueError(f"weights must be n = {n} or F x {n}, got {tuple(weights.shape)}")
         if not torch.isfinite(weights).all():
@@ -494,7 +500,7 @@ class MultiTaskMartingaleMixtureBound(Module):
             raise ValueError(
                 "X_pending needs full-vector data (all tasks observed at a pending point)"
             )
-        check_query_points(X_pending, self.input_dim)
+        check_query_points(X_pending, self.input_dim, "X_pending")
         if X_pending.dim() != 2:
             raise ValueError(
                 f"X_pending must be m x {self.input_dim}, got {tuple(X_pending.shape)}"

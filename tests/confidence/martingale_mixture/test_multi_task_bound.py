@@ -267,3 +267,16 @@ def test_to_moves_but_keeps_float64():
     bound.to(torch.float32)
     assert bound.train_Y.dtype == torch.float64 and bound.train_tasks.dtype == torch.long
     torch.testing.assert_close(bound.upper(test_X), before)
+
+
+def test_bad_pending_points_and_weights_are_named():
+    X, Y, test_X = data(6, 3)
+    bound = MultiTaskMartingaleMixtureBound(
+        X, Y, rbf(0.4), torch.as_tensor(ICM_B), NORM, SIGMA, DELTA
+    )
+    with pytest.raises(ValueError, match=r"X_pending must have shape batch x 2"):
+        bound.upper(test_X, X_pending=torch.ones(2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="X_pending must not contain NaN"):
+        bound.upper(test_X, X_pending=torch.full((2, 2), float("nan"), dtype=torch.float64))
+    with pytest.raises(TypeError, match="weights must be None, a tensor or a sequence"):
+        bound.upper(test_X, weights="abc")

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 from gpytorch.kernels import RBFKernel
+from martingale_oracles import socp_bound
 from test_multi_task_bound import DELTA, NORM, SIGMA, oracle, se
 
-from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound
+from botorch_mtucb.confidence import MartingaleMixtureBound, MultiTaskMartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     spectral_data_fit,
@@ -187,3 +188,34 @@ def test_task_indexed_repeated_pairs_equal_cvxpy_and_the_t_by_t_route():
         spectral_radius_squared(full, SIGMA, 1.0, DELTA),
         rtol=1e-12, atol=0.0,
     )  # fmt: skip
+
+
+def test_single_task_bound_folds_repeated_inputs():
+    points, X, Y = repeated(30, 6, 1, seed=9)
+    k = kernel()
+    bound = MartingaleMixtureBound(X[:4], Y[:4], k, NORM, SIGMA, DELTA)
+    bound.append_observations(X[4:], Y[4:])
+    assert bound.spectrum().eigenvectors is None  # folded: 6 distinct inputs + the null
+    assert bound.spectrum().eigenvalues.shape[0] == torch.unique(X, dim=0).shape[0] + 1
+    whole = MartingaleMixtureBound(X, Y, k, NORM, SIGMA, DELTA)
+    generator = torch.Generator().manual_seed(4)
+    test_X = torch.cat([points[:2], torch.rand(3, 2, generator=generator, dtype=torch.float64)])
+    torch.testing.assert_close(bound.upper(test_X), whole.upper(test_X), rtol=1e-6, atol=1e-8)
+    K, y = se(X.numpy(), X.numpy(), 0.4), Y.numpy()[:, 0]
+    radius = float(bound.radius_squared) ** 0.5
+    upper, lower = bound.upper(test_X).numpy(), bound.lower(test_X).numpy()
+    for i, x in enumerate(test_X.numpy()):
+        kx = se(x[None], X.numpy(), 0.4)[0]
+        high = socp_bound(K, kx, 1.0, y, radius, NORM, tolerance=1e-12)
+        low = socp_bound(K, kx, 1.0, y, radius, NORM, False, tolerance=1e-12)
+        # at a repeated input the best alpha sits at the search floor (~1e-10 lambda_max),
+        # where float64's eigenvalue round-off (~t eps lambda_max) limits every route (this
+        # one, the t x t one, cvxpy's) to about 1e-5 relative; elsewhere 1e-6
+        rel = 1e-5 if i < 2 else 1e-6
+        assert upper[i] == pytest.approx(high, rel=rel, abs=5e-7)
+        assert lower[i] == pytest.approx(low, rel=rel, abs=5e-7)
+    query = test_X.clone().requires_grad_(True)
+    bound.upper(query).sum().backward()
+    assert torch.isfinite(query.grad).all()
+    distinct = MartingaleMixtureBound(points, Y[:6], k, NORM, SIGMA, DELTA)
+    assert distinct.spectrum().eigenvectors is not None  # no repeats: the t x t route
