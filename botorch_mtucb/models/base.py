@@ -395,6 +395,32 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             raise ValueError("X contains NaN or inf")
         return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
 
+    def _check_candidates(self, points: Tensor, max_entries: int) -> Tensor:
+        """The checks of ``track_candidates`` (both models): ``points`` an ``N x d``
+        float32/float64 tensor without NaN/inf, ``N >= 1``, and ``max_entries`` an int
+        ``>= 1``; returns ``points``.
+
+        Raises:
+            TypeError: For a non-tensor, half-precision or non-float ``points``, or a
+                non-int ``max_entries``.
+            ValueError: For a wrong shape, NaN/inf, or ``max_entries < 1``.
+        """
+        self._require_core("track_candidates")
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+        points = check_tensor(points, "points", dim=2)
+        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
+            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
+        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
+            raise ValueError(
+                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
+            )
+        if not torch.isfinite(points).all():
+            raise ValueError("points contains NaN or inf")
+        return points
+
     # ----------------------------------------------------------- conditioning
     def _require_core(self, method: str) -> None:
         """``method`` works on the model's own data: refuse conditioned or subset models."""

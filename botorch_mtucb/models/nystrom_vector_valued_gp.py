@@ -22,7 +22,7 @@ from torch import Tensor
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
 from botorch_mtucb.models.candidate_posterior import MAX_MATCH_COMPARISONS, match_candidates
-from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values, check_tensor
+from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
 from botorch_mtucb.utils.linalg import cholesky_factor
 from botorch_mtucb.utils.random import stream_seed
 
@@ -423,20 +423,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         if points is None:
             self._candidates = None
             return False
-        self._require_core("track_candidates")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
-        if max_entries < 1:
-            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
-        points = check_tensor(points, "points", dim=2)
-        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
-            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
-        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
-            raise ValueError(
-                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
-            )
-        if not torch.isfinite(points).all():
-            raise ValueError("points contains NaN or inf")
+        points = self._check_candidates(points, max_entries)
         self._candidates = None
         num_points = points.shape[0]
         if not self._use_icm or num_points**2 > max_entries:

@@ -20,7 +20,7 @@ from torch import Tensor
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
 from botorch_mtucb.models.candidate_posterior import CandidateSolves, match_candidates
-from botorch_mtucb.utils.checks import check_kernel_values, check_tensor
+from botorch_mtucb.utils.checks import check_kernel_values
 from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
 
 MAX_CANDIDATE_ENTRIES = 2**25  # entries of V kept by track_candidates (256 MiB in float64)
@@ -412,20 +412,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         if points is None:
             self._candidates = None
             return False
-        self._require_core("track_candidates")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
-        if max_entries < 1:
-            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
-        points = check_tensor(points, "points", dim=2)
-        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
-            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
-        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
-            raise ValueError(
-                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
-            )
-        if not torch.isfinite(points).all():
-            raise ValueError("points contains NaN or inf")
+        points = self._check_candidates(points, max_entries)
         points = points.detach().to(self.train_X).clone()
         num_points, n = points.shape[0], self.num_tasks
         if self._use_icm:  # V: r x t x N (one block per eigenvalue group)
