@@ -108,9 +108,10 @@ def mt_kb_peak_bytes(t: int, num_factors: int) -> float:
     """MT-KB's estimated peak memory in bytes, float64: the factors' buffers
     (``num_factors`` blocks of capacity ``t + HEADROOM``, built one group at a time in
     place by ``GrowingCholesky.from_blocks``) plus five ``t x t`` matrices (the Gram
-    matrix, one group's matrix being factorized, the kernel's intermediates). Measured
-    (issue 14, 20 factors): 97.0 MiB for the build at ``t = 700`` (estimate 100.5 MiB)
-    and 0.405 GiB at ``t = 1500`` (estimate 0.434 GiB).
+    matrix, one group's matrix being factorized, the kernel's intermediates). An
+    estimate, not a bound: measured in fresh processes (issue 14, 20 factors), 97-104
+    MiB for the build at ``t = 700`` (estimate 100.5 MiB) and 0.405 GiB at ``t = 1500``
+    (estimate 0.434 GiB).
 
     Example:
         >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import mt_kb_peak_bytes
