@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -17,3 +19,13 @@ from cases import DTYPES  # noqa: E402
 def dtype(request) -> torch.dtype:
     """float64 and float32."""
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seeded_random_state():
+    """Every test starts from the same global random state (torch, NumPy, ``random``),
+    whatever ran before it, so that a test that draws without its own generator (BoTorch's
+    fit retries, ``torch.rand`` in a helper) gives the same result alone or in the suite."""
+    torch.manual_seed(0)
+    np.random.seed(0)  # noqa: NPY002 (the legacy global state that code may draw from)
+    random.seed(0)
