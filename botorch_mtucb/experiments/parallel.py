@@ -11,9 +11,13 @@ parallel one resume each other's files.
 * **Backends.** ``workers > 1`` without an address: Ray started locally
   (``ray.init(address="local", num_cpus=workers)``, no dashboard) when Ray is installed,
   else a standard-library pool of ``workers`` spawned processes (``BOTORCH_MTUCB_NO_RAY=1``
-  forces the pool). ``ray_address`` (``"auto"``, ``"host:port"`` or ``"ray://host:port"``):
-  an existing Ray cluster, one Ray task per unit using one CPU; ``workers`` then caps the
-  units in flight (default: the cluster's CPUs).
+  forces the pool). A local Ray that cannot start (``ray.init`` raises, e.g. "node timed
+  out during startup" on a loaded machine) is stopped and the run goes to the pool, with
+  one warning line saying so. ``ray_address`` (``"auto"``, ``"host:port"`` or
+  ``"ray://host:port"``): an existing Ray cluster, one Ray task per unit using one CPU;
+  ``workers`` then caps the units in flight (default: the cluster's CPUs). A cluster that
+  cannot be reached is an error (``ClusterUnavailableError``), never a silent switch to
+  this machine.
 * **Where results go.** A worker runs its unit into a file of its own temporary directory
   and returns the file's bytes; the driver writes them atomically to the output directory,
   which it holds locked (``output_lock``). Nothing needs a shared file system, a killed
@@ -69,6 +73,7 @@ RAY_EXTRA = (
 _NO_RAY_VARIABLE = "BOTORCH_MTUCB_NO_RAY"
 _WAIT_SECONDS = 0.5
 _CONNECT_SECONDS = 5.0
+_STOP_SECONDS = 2.0
 _RAY_CLIENT_PORT = 10001
 
 
@@ -410,11 +415,16 @@ class _RayBackend:
             # Ray starts its workers at nice 15, which starves them on a machine busy
             # with anything else (measured here: 20-30x slower rounds with the other core
             # busy); the local instance is this command's own, so its workers get 0.
-            with (
-                _environment(RAY_USAGE_STATS_ENABLED="0", RAY_worker_niceness="0"),
-                _sigterm_handler_kept(),
-            ):
-                ray.init(address="local", num_cpus=workers, **options)
+            before = _ray_children(ray)
+            try:
+                with (
+                    _environment(RAY_USAGE_STATS_ENABLED="0", RAY_worker_niceness="0"),
+                    _sigterm_handler_kept(),
+                ):
+                    ray.init(address="local", num_cpus=workers, **options)
+            except Exception as error:  # Ray raises bare Exceptions ("node timed out ...")
+                _stop_ray_started(ray, before)
+                raise _LocalRayStartError(_one_line(error)) from error
         else:
             if address != "auto":
                 _check_reachable(address)
@@ -434,6 +444,10 @@ class _RayBackend:
                 raise ClusterUnavailableError(
                     f"could not connect to the Ray cluster at {address!r}: {error}"
                     + (hint or f" ({RAY_EXTRA} brings the client)")
+                ) from None
+            except Exception as error:  # Ray's own bare Exceptions (a version mismatch ...)
+                raise ClusterUnavailableError(
+                    f"could not connect to the Ray cluster at {address!r}: {_one_line(error)}"
                 ) from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.capacity = max(1, cpus if workers is None else min(workers, cpus))
@@ -471,6 +485,56 @@ class _RayBackend:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._ray.shutdown()
+
+
+class _LocalRayStartError(RuntimeError):
+    """A Ray started for this run (``workers > 1``, no address) could not start; the
+    message is Ray's reason, on one line. ``ParallelExecutor`` then runs on the process
+    pool."""
+
+
+def _one_line(error: BaseException) -> str:
+    """The first line of an error's message (its type where it has none)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _ray_children(ray: Any) -> dict[int, Any]:
+    """This process's descendants that run Ray's programs (GCS, raylet, its Python
+    helpers and workers: their command lines name files in Ray's package), by pid."""
+    try:
+        import psutil  # Ray's own dependency (vendored with it)
+    except ImportError:  # pragma: no cover - Ray always brings it
+        return {}
+    package = os.path.dirname(ray.__file__) + os.sep
+    found = {}
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(part.startswith(package) for part in child.cmdline()):
+                    found[child.pid] = child
+    return found
+
+
+def _stop_ray_started(ray: Any, before: dict[int, Any]) -> None:
+    """After a failed ``ray.init``: disconnect, and stop the Ray processes it started
+    (a node that timed out during startup leaves its GCS and raylet running, unknown to
+    ``ray.shutdown``), so that they do not compete with the process pool."""
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    started = [p for pid, p in _ray_children(ray).items() if pid not in before]
+    if not started:
+        return
+    import psutil
+
+    for process in started:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(started, timeout=_STOP_SECONDS)  # (reaps our children)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=_STOP_SECONDS)
 
 
 def _ray_available() -> bool:
@@ -550,13 +614,24 @@ class ParallelExecutor:
         self._started = time.perf_counter()
 
     def connect(self) -> None:
-        """Start the backend now (a cluster address is checked before any work runs)."""
+        """Start the backend now (a cluster address is checked before any work runs; a
+        local Ray that cannot start gives way to the process pool, with one line on
+        stderr)."""
         if self._backend is not None:
             return
         if self.ray_address is not None:
             self._backend = _RayBackend(self.workers, self.ray_address)
         elif _ray_available():
-            self._backend = _RayBackend(self.workers, None)
+            try:
+                self._backend = _RayBackend(self.workers, None)
+            except _LocalRayStartError as error:
+                self._backend = _ProcessBackend(self.workers or 1)
+                tqdm.write(
+                    f"warning: Ray could not start ({error}); running on a standard-library "
+                    f"process pool of {self._backend.capacity} processes instead (set "
+                    f"{_NO_RAY_VARIABLE}=1 to skip Ray)",
+                    file=sys.stderr,
+                )
         else:
             self._backend = _ProcessBackend(self.workers or 1)
 
@@ -755,8 +830,8 @@ def parallel_execution(
 
     Args:
         workers: Local worker processes (Ray started locally, or a process pool without
-            Ray), or with ``ray_address`` the units in flight at most; ``None`` or 1 with
-            no address: serial.
+            Ray or where Ray cannot start), or with ``ray_address`` the units in flight at
+            most; ``None`` or 1 with no address: serial.
         ray_address: ``"auto"``, ``"host:port"`` or ``"ray://host:port"`` of a running
             Ray cluster; it is contacted at once, before any work.
         progress: Whether to show the aggregated progress bar.
