@@ -28,12 +28,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from botorch_mtucb.bandits.run_file import RunFileWarning
+from botorch_mtucb.experiments.backends import RAY_EXTRA, ClusterUnavailableError
 from botorch_mtucb.experiments.output_lock import OutputLockedError
-from botorch_mtucb.experiments.parallel import (
-    RAY_EXTRA,
-    ClusterUnavailableError,
-    UnitsFailedError,
-)
+from botorch_mtucb.experiments.parallel import UnitsFailedError
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 from botorch_mtucb.experiments.report import UnwrittenFilesWarning
 from botorch_mtucb.utils.checks import positive_int

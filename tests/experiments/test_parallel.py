@@ -24,7 +24,7 @@ import torch
 from ray.cluster_utils import Cluster
 
 from botorch_mtucb.bandits import RandomPolicy
-from botorch_mtucb.experiments import cli, parallel, registry
+from botorch_mtucb.experiments import backends, cli, registry
 from botorch_mtucb.experiments.parallel import UnitsFailedError, parallel_execution
 from botorch_mtucb.experiments.runs import Method, run_methods
 from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
@@ -427,10 +427,10 @@ def test_a_failed_ray_start_stops_the_ray_processes_it_started():
     processes = [subprocess.Popen([*sleep, "not-ray"])]
     try:
         processes.append(subprocess.Popen([*sleep, ray_file]))  # a Ray process of before
-        before = parallel._ray_children(ray)
+        before = backends._ray_children(ray)
         assert processes[1].pid in before and processes[0].pid not in before
         processes.append(subprocess.Popen([*sleep, ray_file]))  # one ray.init started
-        parallel._stop_ray_started(ray, before)
+        backends._stop_ray_started(ray, before)
         processes[2].wait(timeout=10)  # (TimeoutExpired if it was left running)
         assert processes[0].poll() is None and processes[1].poll() is None
     finally:
