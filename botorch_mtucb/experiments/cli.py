@@ -5,11 +5,14 @@ The benchmarks sit in the layer above the experiments, so this module does not i
 them: ``botorch_mtucb.__main__`` passes their catalogue (``botorch_mtucb.benchmarks.
 BENCHMARKS``) to ``main``.
 
-While an experiment runs, SIGTERM interrupts it as Ctrl-C (SIGINT) does: the rounds done
-so far stay in the run files and the same message says how to resume (exit code 143,
-130 for SIGINT). Errors are one line ``error: ...`` naming the file or directory; the
-package's warnings about damaged run files and unwritten result files are one line
-``warning: ...`` each.
+While an experiment runs, SIGTERM interrupts it as Ctrl-C (SIGINT) does, and SIGINT does
+even where the command was started with it ignored (``command &`` in a script): the
+rounds done so far stay in the run files and the same message says how to resume (exit
+code 143, 130 for SIGINT). A local Ray that cannot start (``--workers N``) gives way to a
+process pool with one warning line; a cluster named by ``--ray`` that cannot be reached
+is an error saying how to run on this machine instead. Errors are one line ``error: ...``
+naming the file or directory; the package's warnings about damaged run files and
+unwritten result files are one line ``warning: ...`` each.
 """
 
 from __future__ import annotations
@@ -25,12 +28,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from botorch_mtucb.bandits.run_file import RunFileWarning
+from botorch_mtucb.experiments.backends import RAY_EXTRA, ClusterUnavailableError
 from botorch_mtucb.experiments.output_lock import OutputLockedError
-from botorch_mtucb.experiments.parallel import (
-    RAY_EXTRA,
-    ClusterUnavailableError,
-    UnitsFailedError,
-)
+from botorch_mtucb.experiments.parallel import UnitsFailedError
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 from botorch_mtucb.experiments.report import UnwrittenFilesWarning
 from botorch_mtucb.utils.checks import positive_int
@@ -130,17 +130,17 @@ def _parallel_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="run the (method, repetition) units on N local worker processes (Ray when "
-        "installed, else a process pool); with --ray, the units in flight at most "
-        "(default: 1, serial; with --ray: the cluster's CPUs)",
+        help="run the (method, repetition) units on N >= 1 local worker processes (Ray "
+        "when installed and it starts, else a process pool); with --ray, the units in "
+        "flight at most (default: 1, serial; with --ray: the cluster's CPUs)",
     )
     parser.add_argument(
         "--threads",
         type=positive_int,
         default=1,
         metavar="N",
-        help="torch threads of the run, or of each worker (default: %(default)s; small "
-        "matrices are faster on one, and on a busy machine more can be much slower)",
+        help="torch threads of the run, or of each worker, N >= 1 (default: %(default)s; "
+        "small matrices are faster on one, and on a busy machine more can be much slower)",
     )
     parser.add_argument(
         "--ray",
@@ -166,7 +166,7 @@ def _benchmark(args: argparse.Namespace, benchmarks: Mapping[str, BenchmarkComma
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C raises ``KeyboardInterrupt``
-    (inside ``sigterm_interrupts``).
+    (inside ``interrupts``).
 
     Example:
         >>> from botorch_mtucb.experiments.cli import Terminated
@@ -176,19 +176,29 @@ class Terminated(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """Within the block, SIGTERM raises ``Terminated`` (once; a second SIGTERM during the
-    clean-up is ignored); the previous handler is restored after. Only the main thread
-    can handle signals: elsewhere this does nothing.
+def interrupts() -> Iterator[None]:
+    """Within the block, SIGINT (Ctrl-C) raises ``KeyboardInterrupt`` and SIGTERM raises
+    ``Terminated`` (once; a second SIGTERM during the clean-up is ignored), whatever their
+    handlers were; the previous handlers are restored after. Only the main thread can
+    handle signals: elsewhere this does nothing.
+
+    SIGINT counts even where the command started with it ignored, as a non-interactive
+    shell starts its background jobs (``command &``): Python keeps an inherited ignore,
+    and the run would go on to its end and exit 0. A run is built to be stopped (every
+    finished round is kept and the same command resumes), so SIGINT stops it there too.
 
     Example:
         >>> import signal
-        >>> from botorch_mtucb.experiments.cli import sigterm_interrupts
-        >>> before = signal.getsignal(signal.SIGTERM)
-        >>> with sigterm_interrupts():
-        ...     signal.getsignal(signal.SIGTERM) is not before  # (in the main thread)
+        >>> from botorch_mtucb.experiments.cli import interrupts
+        >>> before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        >>> _ = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in ``command &``
+        >>> with interrupts():  # (in the main thread)
+        ...     signal.getsignal(signal.SIGINT) is signal.default_int_handler
         True
-        >>> signal.getsignal(signal.SIGTERM) is before
+        >>> signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        True
+        >>> _ = signal.signal(signal.SIGINT, before[0])
+        >>> signal.getsignal(signal.SIGTERM) is before[1]
         True
     """
     if threading.current_thread() is not threading.main_thread():
@@ -196,16 +206,22 @@ def sigterm_interrupts() -> Iterator[None]:
         return
     received = []
 
-    def handler(signum: int, frame: Any) -> None:
+    def terminated(signum: int, frame: Any) -> None:
         if not received:
             received.append(signum)
             raise Terminated
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        yield
+        previous_term = signal.signal(signal.SIGTERM, terminated)
+        try:
+            yield
+        finally:
+            if previous_term is not None:  # None: set outside Python, cannot be restored
+                signal.signal(signal.SIGTERM, previous_term)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 @contextlib.contextmanager
@@ -256,7 +272,7 @@ def main(
         options = {} if args.data is None else {"data": args.data}
     command = "python -m botorch_mtucb " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
-        with sigterm_interrupts(), _one_line_warnings():
+        with interrupts(), _one_line_warnings():
             run_experiment(
                 name,
                 output,
@@ -267,8 +283,15 @@ def main(
                 threads=args.threads,
                 **options,
             )
-    except (ValueError, FileNotFoundError, ClusterUnavailableError) as error:
+    except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ClusterUnavailableError as error:  # never a silent switch to this machine
+        print(
+            f"error: {error}; to run on this machine instead, leave out --ray "
+            "(--workers N: N local processes)",
+            file=sys.stderr,
+        )
         return 2
     except (OutputLockedError, UnitsFailedError) as error:
         if isinstance(error, UnitsFailedError):

@@ -4,6 +4,9 @@ and warnings."""
 import csv
 import errno
 import json
+import os
+import signal
+import time
 import warnings
 
 import pytest
@@ -154,6 +157,31 @@ def test_interrupt_says_how_to_resume(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "run_experiment", interrupted)
     assert cli.main(["run", "--output", str(tmp_path / "x")]) == 130
+    assert "run the same command again to resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_run_even_where_it_was_ignored(
+    tmp_path, monkeypatch, capsys, signum, code
+):
+    # A non-interactive shell starts `command &` with SIGINT ignored, and Python keeps it
+    # ignored: before the fix `kill -INT` did nothing and the run went on to exit 0.
+    steps = []
+
+    def run(*args, **kwargs):
+        os.kill(os.getpid(), signum)
+        for step in range(200):  # the handler runs in this (the main) thread, between steps
+            steps.append(step)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(cli, "run_experiment", run)
+    previous = signal.signal(signum, signal.SIG_IGN)
+    try:
+        assert cli.main(["run", "--output", str(tmp_path / "x")]) == code
+        assert signal.getsignal(signum) is signal.SIG_IGN  # the caller's handler is back
+    finally:
+        signal.signal(signum, previous)
+    assert len(steps) < 200
     assert "run the same command again to resume" in capsys.readouterr().err
 
 

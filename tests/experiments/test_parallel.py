@@ -5,6 +5,7 @@ resumed by the other; bad input; units that fail."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -23,7 +24,7 @@ import torch
 from ray.cluster_utils import Cluster
 
 from botorch_mtucb.bandits import RandomPolicy
-from botorch_mtucb.experiments import cli, registry
+from botorch_mtucb.experiments import backends, cli, registry
 from botorch_mtucb.experiments.parallel import UnitsFailedError, parallel_execution
 from botorch_mtucb.experiments.runs import Method, run_methods
 from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
@@ -34,17 +35,23 @@ from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, ma
 SIZES = {"horizon": 30, "repetitions": 2}
 UNITS = 16
 ARGV = ["reproduce", "000-sine", "--quick", "--no-progress"]
-# ``python -m botorch_mtucb ARGS`` with SIZES: cli.main with run_experiment given them.
-# SIGINT as in a terminal: a shell running CI in the background starts its jobs with
-# SIGINT ignored, and Python then keeps it ignored.
-SCRIPT = (
-    "import functools, signal, sys\n"
-    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-    "from botorch_mtucb.experiments import cli, registry\n"
-    "cli.run_experiment = functools.partial(registry.run_experiment, "
-    f"horizon={SIZES['horizon']}, repetitions={SIZES['repetitions']})\n"
-    "sys.exit(cli.main(sys.argv[1:]))\n"
-)
+
+
+def script(sigint="signal.default_int_handler"):
+    """``python -m botorch_mtucb ARGS`` with SIZES: cli.main with run_experiment given
+    them. SIGINT as in a terminal by default: a shell running CI in the background starts
+    its jobs with SIGINT ignored, and Python then keeps it ignored."""
+    return (
+        "import functools, signal, sys\n"
+        f"signal.signal(signal.SIGINT, {sigint})\n"
+        "from botorch_mtucb.experiments import cli, registry\n"
+        "cli.run_experiment = functools.partial(registry.run_experiment, "
+        f"horizon={SIZES['horizon']}, repetitions={SIZES['repetitions']})\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
+
+
+SCRIPT = script()
 
 
 def rounds(output):
@@ -86,11 +93,12 @@ def cli_args(output, *extra):
     return [*ARGV, *extra, "--output", str(output)]
 
 
-def start(args, **kwargs):
-    """The command line ``python -m botorch_mtucb ARGS`` (with SIZES), in a session of
-    its own (its pid is the session's and the process group's id)."""
+def start(args, code=SCRIPT, **kwargs):
+    """The command line ``python -m botorch_mtucb ARGS`` (with SIZES; ``code``: its
+    ``script``), in a session of its own (its pid is the session's and the process
+    group's id)."""
     return subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, *args],
+        [sys.executable, "-c", code, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,11 +176,31 @@ def no_ray_address(monkeypatch):
 
 
 # ------------------------------------------------------- identical results (1-3)
-def test_a_process_pool_gives_the_serial_files(tmp_path, reference, monkeypatch, capsys):
-    monkeypatch.setenv("BOTORCH_MTUCB_NO_RAY", "1")
+def test_a_process_pool_where_ray_cannot_start_gives_the_serial_files(
+    tmp_path, reference, no_ray_address, monkeypatch, capsys
+):
+    # On a loaded machine a local Ray can fail to start (ray.init raises a bare Exception):
+    # one warning line, and the run goes on on the process pool (before the fix: Ray's
+    # traceback, and no run). (BOTORCH_MTUCB_NO_RAY=1, the other way to the pool, is
+    # used by the tests below.)
+    reason = "The current node timed out during startup. This could happen because ..."
+
+    def init(*args, **kwargs):
+        raise Exception(f"{reason}\nmore of Ray's text")
+
+    monkeypatch.delenv("BOTORCH_MTUCB_NO_RAY", raising=False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(cli, "run_experiment", functools.partial(registry.run_experiment, **SIZES))
     output = tmp_path / "out"
-    run(output, workers=2)
-    assert f"parallel (process pool): {UNITS} units" in capsys.readouterr().err
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(cli_args(output, "--workers", "2")) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "Ray" in line] == [
+        f"warning: Ray could not start ({reason}); running on a standard-library process "
+        "pool of 2 processes instead (set BOTORCH_MTUCB_NO_RAY=1 to skip Ray)"
+    ]
+    assert f"parallel (process pool): {UNITS} units" in err and "Traceback" not in err
+    assert not ray.is_initialized()
     assert results(output) == reference[1]
     assert not list(output.rglob("*.tmp"))
 
@@ -294,6 +322,37 @@ def test_a_serial_run_terminated_resumes_in_parallel(tmp_path, reference, monkey
         assert path.read_text().startswith(text[: text.rfind("\n") + 1])
 
 
+@pytest.mark.slow
+def test_a_serial_run_interrupted_exits_130_where_sigint_was_ignored(tmp_path, reference):
+    # A non-interactive shell starts `command &` with SIGINT ignored, and Python keeps it
+    # ignored: before the fix `kill -INT` did nothing and the run went on to exit 0.
+    output = tmp_path / "out"
+    args = cli_args(output)
+    process = start(args, code=script(sigint="signal.SIG_IGN"))
+    try:
+        wait_until(
+            lambda: any(p.read_bytes().count(b"\n") >= 3 for p in output.rglob("*.jsonl")),
+            process,
+        )
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    except BaseException:
+        kill_session(process)
+        raise
+    assert process.returncode == 130, err
+    assert "interrupted: the rounds done so far are saved in" in err and "Traceback" not in err
+    assert (
+        f"run the same command again to resume: python -m botorch_mtucb {shlex.join(args)}" in err
+    )
+    saved = {p.relative_to(output).as_posix(): p.read_text() for p in output.rglob("*.jsonl")}
+    assert 1 <= len(saved) < UNITS  # interrupted mid-way
+    for path, text in saved.items():  # every complete line is the serial run's
+        rows = [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
+        for row in rows:
+            row.pop("seconds", None)
+        assert rows == reference[1][0][path][: len(rows)]
+
+
 # ------------------------------------------------------------------ bad input (6)
 @pytest.mark.parametrize("value", ["0", "-1", "abc"])
 def test_a_bad_worker_count_is_a_usage_error(tmp_path, value, capsys):
@@ -338,6 +397,46 @@ def test_ray_auto_without_a_cluster_is_an_error(tmp_path):
     assert "error: no Ray cluster at 'auto'" in done.stderr and "ray start --head" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cluster_that_cannot_be_joined_is_an_error_not_a_local_run(
+    tmp_path, no_ray_address, monkeypatch, capsys
+):
+    # --ray names a cluster: never a silent switch to this machine (Ray's bare Exceptions
+    # were a traceback before the fix).
+    def init(*args, **kwargs):
+        raise Exception("Version mismatch: this driver runs Ray 2.60.0\nthe cluster 2.50.0")
+
+    monkeypatch.setattr(ray, "init", init)
+    assert cli.main(cli_args(tmp_path / "out", "--ray", "auto")) == 2
+    assert capsys.readouterr().err == (
+        "error: could not connect to the Ray cluster at 'auto': Version mismatch: this "
+        "driver runs Ray 2.60.0; to run on this machine instead, leave out --ray "
+        "(--workers N: N local processes)\n"
+    )
+    assert not ray.is_initialized()
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_ray_start_stops_the_ray_processes_it_started():
+    # ray.init that times out leaves the node's GCS and raylet running, unknown to
+    # ray.shutdown; they would compete with the process pool. Stand-ins: processes whose
+    # command lines name files in Ray's package, or not.
+    ray_file = str(Path(ray.__file__).parent / "_private" / "node.py")
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    processes = [subprocess.Popen([*sleep, "not-ray"])]
+    try:
+        processes.append(subprocess.Popen([*sleep, ray_file]))  # a Ray process of before
+        before = backends._ray_children(ray)
+        assert processes[1].pid in before and processes[0].pid not in before
+        processes.append(subprocess.Popen([*sleep, ray_file]))  # one ray.init started
+        backends._stop_ray_started(ray, before)
+        processes[2].wait(timeout=10)  # (TimeoutExpired if it was left running)
+        assert processes[0].poll() is None and processes[1].poll() is None
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
 
 
 def test_ray_not_installed_names_the_extra(tmp_path, monkeypatch, capsys):
@@ -456,12 +555,19 @@ def test_threads_reach_the_workers_and_the_driver_keeps_its_setting(tmp_path, mo
     assert torch.get_num_threads() == before
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "x"])
-def test_a_bad_thread_count_is_a_usage_error(tmp_path, value, capsys):
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "x"])
+def test_a_bad_thread_count_is_a_usage_error(tmp_path, command, value, capsys):
+    # 0 has no meaning here (the benchmarks' --threads 0 keeps torch's number).
+    first = ARGV if command == "reproduce" else ["run"]
     with pytest.raises(SystemExit) as exit:
-        cli.main(cli_args(tmp_path / "out", "--threads", value))
+        cli.main([*first, "--output", str(tmp_path / "out"), "--threads", value])
     assert exit.value.code == 2
-    assert "error: argument --threads: expected an integer >= 1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and err.endswith(errors[0] + "\n")  # the last line
+    got = {"0": "0", "-2": "-2", "1.5": "'1.5'", "x": "'x'"}[value]
+    assert errors[0].endswith(f"error: argument --threads: expected an integer >= 1, got {got}")
     assert not (tmp_path / "out").exists()
 
 
