@@ -1,10 +1,12 @@
 """BoTorch acquisition functions: scalarized multi-task UCB (000), task-conditioned UCB /
 LCB (001), the martingale-mixture UCB (002) and its
 scalarized multi-task form, and MOBO's scalarized objective UCB; pending
-points (``X_pending``) as in GP-BUCB (``condition_on_pending``)."""
+points (``X_pending``) as in GP-BUCB (``condition_on_pending``); Ax generation strategies
+with them (``ax_generation_strategy``)."""
 
 # registers the BoTorch input constructors (Ax's botorch_acqf_class=...)
 from botorch_mtucb.acquisition import input_constructors  # noqa: F401
+from botorch_mtucb.acquisition.ax_generation import ax_generation_strategy
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
 from botorch_mtucb.acquisition.pending import condition_on_pending
 from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
@@ -24,5 +26,6 @@ __all__ = [
     "ScalarizedObjectiveUCB",
     "TaskConditionedLCB",
     "TaskConditionedUCB",
+    "ax_generation_strategy",
     "condition_on_pending",
 ]

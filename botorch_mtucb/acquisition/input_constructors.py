@@ -7,15 +7,21 @@ constructor with ``model``, ``training_data``, ``bounds``, ``X_baseline``,
 ``X_pending``, ``posterior_transform`` (a ``ScalarizedPosteriorTransform`` with the
 objective weights: ``weights=-1`` for a minimization) and the user's
 ``botorch_acqf_options``. The direction and the weights reach the acquisitions through
-``posterior_transform`` (they take the upper bound of ``w^T f + c``). ``training_data``,
-``bounds`` and ``X_baseline`` are not needed (the model holds its training data); an
-``objective``, outcome ``constraints`` or a ``ref_point`` raise ``UnsupportedError``.
-``ScalarizedMartingaleMixtureUCB`` is built on a bound, not a model: its constructor
-raises ``UnsupportedError`` saying so.
+``posterior_transform`` (they take the upper bound of ``w^T f + c``). ``bounds`` and
+``X_baseline`` are not needed (the model holds its training data).
+
+A multi-objective experiment adds ``ref_point`` (the objective thresholds): the
+scalarized UCBs then draw paper 000's random Chebyshev scalarization of the objectives
+for each candidate (``acquisition.multi_objective``); the other acquisitions refuse it.
+Outcome constraints (``constraints``, ``constraints_tuple``) and an MC ``objective``
+raise ``UnsupportedError`` naming them. ``ScalarizedMartingaleMixtureUCB`` is built on
+a bound, not a model: its constructor raises ``UnsupportedError`` saying so.
+``ax_generation_strategy`` refuses all of these when the generation strategy is built.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from botorch.acquisition.input_constructors import acqf_input_constructor
@@ -25,6 +31,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
+from botorch_mtucb.acquisition.multi_objective import multi_objective_scalarization
 from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
     ScalarizedMartingaleMixtureUCB,
 )
@@ -37,19 +44,41 @@ from botorch_mtucb.confidence import mt_kb_width
 DEFAULT_DELTA = 0.01
 
 
+_MULTI_OBJECTIVE_ACQUISITIONS = ("ScalarizedMultiTaskUCB", "ScalarizedObjectiveUCB")
+
+
 def _refuse_unsupported(
-    objective: object = None, constraints: object = None, ref_point: object = None
+    objective: object = None,
+    constraints: object = None,
+    ref_point: object = None,
+    multi_objective: bool = False,
 ) -> None:
-    """Raise ``UnsupportedError`` for an MC objective, outcome constraints or a
-    multi-objective reference point (the confidence bounds take only an affine
-    ``posterior_transform``)."""
-    given = {"objective": objective, "constraints": constraints, "ref_point": ref_point}
-    given = [name for name, value in given.items() if value is not None]
-    if given:
+    """Raise ``UnsupportedError`` naming what is given and unsupported: outcome
+    constraints, an MC objective, a multi-objective ``ref_point`` (unless
+    ``multi_objective``). The confidence bounds take only an affine
+    ``posterior_transform``."""
+    reasons = []
+    if constraints is not None:
+        reasons.append(
+            "outcome constraints (constraints / constraints_tuple: Ax passes them for the "
+            "experiment's outcome_constraints): the confidence bound is of the objective "
+            "only; remove the outcome constraints"
+        )
+    if objective is not None:
+        reasons.append(
+            f"an MC objective (objective={type(objective).__name__}): pass the "
+            "objective's direction and weights as a ScalarizedPosteriorTransform (Ax does "
+            "so for a single objective or a weighted sum of metrics)"
+        )
+    if ref_point is not None and not multi_objective:
+        reasons.append(
+            "multi-objective optimization (ref_point: Ax's objective thresholds): use "
+            f"{' or '.join(_MULTI_OBJECTIVE_ACQUISITIONS)}, which draw a random Chebyshev "
+            "scalarization of the objectives for each trial (paper 000)"
+        )
+    if reasons:
         raise UnsupportedError(
-            f"the acquisitions of botorch_mtucb do not support {', '.join(given)}: pass "
-            "the objective's direction and weights as a ScalarizedPosteriorTransform "
-            "(Ax does so for a single objective or a ScalarizedObjective)"
+            "the acquisitions of botorch_mtucb do not support " + "; nor ".join(reasons)
         )
 
 
@@ -175,7 +204,55 @@ def construct_inputs_single_task_ucb(
     return kwargs
 
 
-@acqf_input_constructor(ScalarizedMultiTaskUCB, ScalarizedObjectiveUCB)
+def _scalarized_inputs(
+    model: Model,
+    posterior_transform: PosteriorTransform | None,
+    X_pending: Tensor | None,
+    scalarization: Any,
+    width: float | Tensor | None,
+    rkhs_norm_bound: float | None,
+    delta: float,
+    noise_std: float | None,
+    objective_names: Sequence[str] | None,
+    seed: int | None,
+    training_data: object,
+    objective: object,
+    constraints: object,
+    ref_point: Tensor | None,
+    allow_minimization: bool,
+) -> dict[str, Any]:
+    """The keyword arguments of the scalarized UCBs, for one or several objectives."""
+    multi_objective = ref_point is not None or objective_names is not None
+    _refuse_unsupported(objective, constraints, ref_point, multi_objective=True)
+    kwargs = {"model": model, "X_pending": X_pending}
+    kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
+    if not multi_objective:
+        if seed is not None:
+            raise ValueError(
+                "seed seeds the random scalarization of a multi-objective experiment (Ax "
+                f"passes ref_point); this one has a single objective, got seed={seed!r}"
+            )
+        return kwargs | {"posterior_transform": posterior_transform, "scalarization": scalarization}
+    if scalarization is not None:
+        raise UnsupportedError(
+            "scalarization cannot be given in a multi-objective experiment: each trial "
+            "draws its own random Chebyshev scalarization of the objectives (paper 000); "
+            "remove scalarization from botorch_acqf_options"
+        )
+    scalarization = multi_objective_scalarization(
+        model,
+        ref_point,
+        objective_names,
+        training_data,
+        posterior_transform,
+        X_pending,
+        seed,
+        allow_minimization=allow_minimization,
+    )
+    return kwargs | {"posterior_transform": None, "scalarization": scalarization}
+
+
+@acqf_input_constructor(ScalarizedMultiTaskUCB)
 def construct_inputs_scalarized_ucb(
     model: Model,
     posterior_transform: PosteriorTransform | None = None,
@@ -185,21 +262,36 @@ def construct_inputs_scalarized_ucb(
     rkhs_norm_bound: float | None = None,
     delta: float = DEFAULT_DELTA,
     noise_std: float | None = None,
+    objective_names: Sequence[str] | None = None,
+    seed: int | None = None,
+    training_data: object = None,
     objective: object = None,
     constraints: object = None,
     constraints_tuple: object = None,
-    ref_point: object = None,
+    ref_point: Tensor | None = None,
 ) -> dict[str, Any]:
-    r"""Keyword arguments of ``ScalarizedMultiTaskUCB`` and ``ScalarizedObjectiveUCB``.
+    r"""Keyword arguments of ``ScalarizedMultiTaskUCB`` (one or several objectives).
 
     ``width`` or ``rkhs_norm_bound`` (then ``width = mt_kb_width(model,
-    rkhs_norm_bound, noise_std, delta)``, paper 000, Theorem 2). Several objectives:
-    Ax's ``ScalarizedPosteriorTransform`` with ``n`` weights is applied first (the
-    ``scalarization`` then has one weight; ``None``: the identity).
+    rkhs_norm_bound, noise_std, delta)``, paper 000, Theorem 2).
+
+    - One objective: Ax's ``ScalarizedPosteriorTransform`` with ``n`` weights is
+      applied first (a weighted sum of metrics; the ``scalarization`` then has one
+      weight; ``None``: the identity).
+    - Several objectives (Ax passes ``ref_point``; ``objective_names`` names the
+      objectives in the experiment's order): the ``scalarization`` is paper 000's
+      random Chebyshev scalarization ``min_k lambda_k (sigma_k f_k - z_k)`` of the
+      maximization-aligned objectives with a fresh ``lambda_t`` for each candidate
+      (seeded by ``seed``) and ``z`` = Ax's thresholds
+      (``multi_objective.multi_objective_scalarization``); ``posterior_transform`` is
+      then ``None``.
 
     Raises:
-        ValueError: Unless exactly one of ``width`` and ``rkhs_norm_bound`` is given.
-        UnsupportedError: For an ``objective``, outcome constraints or a ``ref_point``.
+        ValueError: Unless exactly one of ``width`` and ``rkhs_norm_bound`` is given;
+            for a ``seed`` with one objective.
+        UnsupportedError: For an ``objective`` or outcome constraints (named); for a
+            ``scalarization`` with several objectives, or several objectives without
+            ``objective_names`` or thresholds.
 
     Example:
         >>> import torch
@@ -215,11 +307,85 @@ def construct_inputs_scalarized_ucb(
         >>> ScalarizedMultiTaskUCB(**kwargs)(torch.rand(3, 1, 2, dtype=torch.float64)).shape
         torch.Size([3])
     """
-    kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
+    return _scalarized_inputs(
+        model,
+        posterior_transform,
+        X_pending,
+        scalarization,
+        width,
+        rkhs_norm_bound,
+        delta,
+        noise_std,
+        objective_names,
+        seed,
+        training_data,
+        objective,
+        constraints if constraints is not None else constraints_tuple,
+        ref_point,
+        allow_minimization=True,
     )
-    kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
-    return kwargs | {"scalarization": scalarization}
+
+
+@acqf_input_constructor(ScalarizedObjectiveUCB)
+def construct_inputs_scalarized_objective_ucb(
+    model: Model,
+    posterior_transform: PosteriorTransform | None = None,
+    X_pending: Tensor | None = None,
+    scalarization: Any = None,
+    width: float | Tensor | None = None,
+    rkhs_norm_bound: float | None = None,
+    delta: float = DEFAULT_DELTA,
+    noise_std: float | None = None,
+    objective_names: Sequence[str] | None = None,
+    seed: int | None = None,
+    training_data: object = None,
+    objective: object = None,
+    constraints: object = None,
+    constraints_tuple: object = None,
+    ref_point: Tensor | None = None,
+) -> dict[str, Any]:
+    r"""Keyword arguments of ``ScalarizedObjectiveUCB``: as
+    ``construct_inputs_scalarized_ucb``, except that several objectives must all be
+    maximized (it scalarizes the upper bounds ``mu + width * sigma``; the upper bound of
+    a minimized ``-f`` is ``-(mu - width * sigma)``, which no scalarization of them
+    gives).
+
+    Raises:
+        ValueError, UnsupportedError: As ``construct_inputs_scalarized_ucb``, and
+            ``UnsupportedError`` naming the minimized objectives.
+
+    Example:
+        >>> import torch
+        >>> from botorch.acquisition.input_constructors import get_acqf_input_constructor
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch.utils.datasets import SupervisedDataset
+        >>> from botorch_mtucb.acquisition import ScalarizedObjectiveUCB
+        >>> X = torch.rand(10, 2, dtype=torch.float64)
+        >>> data = SupervisedDataset(X, X.sin(), feature_names=["x1", "x2"],
+        ...                          outcome_names=["f1", "f2"])
+        >>> kwargs = get_acqf_input_constructor(ScalarizedObjectiveUCB)(
+        ...     model=SingleTaskGP(X, X.sin()), training_data=data, width=2.0, seed=0,
+        ...     ref_point=torch.zeros(2, dtype=torch.float64), objective_names=["f1", "f2"])
+        >>> kwargs["scalarization"].reference_point  # both maximized: thresholds 0
+        tensor([0., 0.], dtype=torch.float64)
+    """
+    return _scalarized_inputs(
+        model,
+        posterior_transform,
+        X_pending,
+        scalarization,
+        width,
+        rkhs_norm_bound,
+        delta,
+        noise_std,
+        objective_names,
+        seed,
+        training_data,
+        objective,
+        constraints if constraints is not None else constraints_tuple,
+        ref_point,
+        allow_minimization=False,
+    )
 
 
 @acqf_input_constructor(TaskConditionedUCB, TaskConditionedLCB)

@@ -1,10 +1,15 @@
-"""BoTorch input constructors of the package's acquisitions, and an Ax experiment."""
+"""BoTorch input constructors of the package's acquisitions (one and several objectives),
+and an Ax experiment."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
-from botorch.acquisition.input_constructors import get_acqf_input_constructor
+from botorch.acquisition.input_constructors import (
+    ACQF_INPUT_CONSTRUCTOR_REGISTRY,
+    get_acqf_input_constructor,
+)
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models import SingleTaskGP
@@ -20,7 +25,10 @@ from botorch_mtucb.acquisition import (
     TaskConditionedLCB,
     TaskConditionedUCB,
 )
+from botorch_mtucb.acquisition.multi_objective import SignedScalarization
 from botorch_mtucb.confidence import mt_kb_width
+from botorch_mtucb.scalarization import ChebyshevScalarization, sample_chebyshev_weights
+from botorch_mtucb.utils.random import POLICY_STREAM, round_generator
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -161,15 +169,209 @@ def test_bound_based_acquisition_is_refused_with_the_reason():
             construct(**kwargs, **options)
 
 
+def _two_objectives(dtype, names=("a", "b")):
+    """A 2-output GP and Ax's ``training_data`` naming its outputs."""
+    train_X, _ = _data(dtype)
+    train_Y = torch.cat(
+        [(3.0 * train_X).sin().sum(-1, keepdim=True), train_X.prod(-1, keepdim=True)], -1
+    )
+    dataset = SupervisedDataset(
+        train_X, train_Y, feature_names=["x0", "x1"], outcome_names=list(names)
+    )
+    return SingleTaskGP(train_X, train_Y), dataset
+
+
+def _round_weights(seed, t, dtype=torch.float64):
+    return sample_chebyshev_weights(
+        2, generator=round_generator(seed, t, POLICY_STREAM), dtype=dtype
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_multi_objective_route_is_the_chebyshev_ucb_of_the_aligned_objectives(dtype):
+    """Objective ``"-b, a"`` (Ax orders the outputs a, b): thresholds ``b <= 0.4``,
+    ``a >= -0.5`` reach the constructor as ``ref_point = [-0.4, -0.5]``."""
+    gp, dataset = _two_objectives(dtype)
+    weights = ScalarizedPosteriorTransform(torch.tensor([1.0, -1.0], dtype=dtype))  # a, b
+    inputs = get_acqf_input_constructor(ScalarizedMultiTaskUCB)(
+        model=gp,
+        training_data=dataset,
+        posterior_transform=weights,
+        ref_point=torch.tensor([-0.4, -0.5], dtype=dtype),
+        objective_names=["b", "a"],
+        width=2.0,
+        seed=7,
+        X_baseline=dataset.X,
+        bounds=[(0.0, 1.0)] * 2,
+    )
+    assert inputs["posterior_transform"] is None
+    acqf = ScalarizedMultiTaskUCB(**inputs)
+    X = torch.rand(6, 1, 2, dtype=dtype)
+    lambda_b, lambda_a = _round_weights(7, t=12).tolist()  # 12 points, objective order
+    with torch.no_grad():
+        posterior = gp.posterior(X)
+        mean = posterior.mean.squeeze(-2).double().numpy()  # 6 x 2 (a, b)
+        covariance = posterior.mvn.covariance_matrix.double().numpy()  # 6 x 2 x 2
+    chebyshev = np.minimum(lambda_a * (mean[:, 0] + 0.5), lambda_b * (-mean[:, 1] + 0.4))
+    bonus = max(lambda_a, lambda_b) * 2.0 * np.sqrt(np.linalg.eigvalsh(covariance)[:, -1])
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {}
+    np.testing.assert_allclose(acqf(X).detach().double().numpy(), chebyshev + bonus, **tolerance)
+
+
+def test_multi_objective_weights_are_a_new_draw_for_each_round():
+    gp, dataset = _two_objectives(torch.float64)
+    construct = get_acqf_input_constructor(ScalarizedMultiTaskUCB)
+    kwargs = {
+        "model": gp,
+        "training_data": dataset,
+        "ref_point": torch.zeros(2, dtype=torch.float64),
+        "objective_names": ["a", "b"],
+        "width": 1.0,
+    }
+
+    def weights(**more):
+        return construct(**kwargs, **more)["scalarization"].weights
+
+    torch.testing.assert_close(weights(seed=3), _round_weights(3, t=12))
+    torch.testing.assert_close(weights(seed=3), weights(seed=3))  # reproducible
+    pending = torch.rand(2, 2, dtype=torch.float64)
+    torch.testing.assert_close(weights(seed=3, X_pending=pending), _round_weights(3, t=14))
+    assert not torch.allclose(weights(seed=3), weights(seed=3, X_pending=pending))
+    # without a seed: torch's global generator, which Ax's Client(random_seed=...)
+    # resets before each trial: the round still changes the draw
+    torch.manual_seed(0)
+    first = weights()
+    torch.manual_seed(0)
+    torch.testing.assert_close(weights(), first)
+    torch.manual_seed(0)
+    assert not torch.allclose(weights(X_pending=pending), first)
+
+
+def test_multi_objective_thresholds_are_matched_to_the_outputs_by_name():
+    """Ax models a tracking metric ``c`` too, then keeps the objectives' outputs only."""
+    gp, _ = _two_objectives(torch.float64)
+    train_X = gp.train_inputs[0][0]
+    three = torch.cat([gp.train_targets.T[:, :1], train_X[:, :1], gp.train_targets.T[:, 1:]], -1)
+    dataset = SupervisedDataset(
+        train_X, three, feature_names=["x0", "x1"], outcome_names=["branin", "c", "currin"]
+    )
+    construct = get_acqf_input_constructor(ScalarizedMultiTaskUCB)
+    kwargs = {"training_data": dataset, "width": 1.0, "seed": 0}
+    minimize = ScalarizedPosteriorTransform(-torch.ones(2, dtype=torch.float64))
+    scalarization = construct(
+        model=gp,
+        posterior_transform=minimize,
+        ref_point=torch.tensor([-10.0, -50.0], dtype=torch.float64),
+        objective_names=["currin", "branin"],
+        **kwargs,
+    )["scalarization"]
+    assert isinstance(scalarization, SignedScalarization)
+    torch.testing.assert_close(scalarization.signs, -torch.ones(2, dtype=torch.float64))
+    chebyshev = scalarization.scalarization
+    torch.testing.assert_close(chebyshev.reference_point, torch.tensor([-50.0, -10.0]).double())
+    torch.testing.assert_close(chebyshev.weights, _round_weights(0, t=12).flip(0))
+
+    model_of_three = SingleTaskGP(train_X, three)  # c is modeled but not an objective
+    with pytest.raises(UnsupportedError, match=r"outputs \['c'\] are not objectives"):
+        construct(
+            model=model_of_three,
+            ref_point=torch.zeros(2, dtype=torch.float64),
+            objective_names=["branin", "currin"],
+            **kwargs,
+        )
+    with pytest.raises(ValueError, match=r"objective_names \['branin', 'cost'\] must name"):
+        construct(
+            model=gp,
+            ref_point=torch.zeros(2, dtype=torch.float64),
+            objective_names=["branin", "cost"],
+            **kwargs,
+        )
+
+
+def test_multi_objective_objective_ucb_scalarizes_the_upper_bounds():
+    gp, dataset = _two_objectives(torch.float64)
+    construct = get_acqf_input_constructor(ScalarizedObjectiveUCB)
+    kwargs = {"model": gp, "training_data": dataset, "objective_names": ["a", "b"]}
+    ref_point = torch.tensor([-0.5, 0.1], dtype=torch.float64)
+    acqf = ScalarizedObjectiveUCB(**construct(**kwargs, ref_point=ref_point, width=1.5, seed=2))
+    X = torch.rand(5, 1, 2, dtype=torch.float64)
+    posterior = gp.posterior(X)
+    upper = posterior.mean.squeeze(-2) + 1.5 * posterior.variance.squeeze(-2).sqrt()
+    expected = (_round_weights(2, t=12) * (upper - ref_point)).amin(-1)
+    torch.testing.assert_close(acqf(X), expected)
+
+    minimize_b = ScalarizedPosteriorTransform(torch.tensor([1.0, -1.0], dtype=torch.float64))
+    with pytest.raises(UnsupportedError, match=r"minimized objectives \['b'\] .*ScalarizedObj"):
+        construct(**kwargs, ref_point=ref_point, width=1.0, posterior_transform=minimize_b)
+
+
+def test_multi_objective_refusals_name_what_is_unsupported():
+    gp, dataset = _two_objectives(torch.float64)
+    construct = get_acqf_input_constructor(ScalarizedMultiTaskUCB)
+    kwargs = {"model": gp, "training_data": dataset, "width": 1.0}
+    ref_point = torch.zeros(2, dtype=torch.float64)
+    names = ["a", "b"]
+    constraint = (torch.tensor([[1.0, 0.0]]), torch.tensor([[0.5]]))
+    with pytest.raises(UnsupportedError, match="outcome constraints") as error:
+        construct(
+            **kwargs, ref_point=ref_point, objective_names=names, constraints_tuple=constraint
+        )
+    assert "objective" not in str(error.value).split("outcome constraints")[0]
+    with pytest.raises(UnsupportedError, match=r"an MC objective \(objective=object\)"):
+        construct(**kwargs, ref_point=ref_point, objective_names=names, objective=object())
+    with pytest.raises(UnsupportedError, match="needs objective_names"):
+        construct(**kwargs, ref_point=ref_point)
+    nan = torch.tensor([0.0, float("nan")], dtype=torch.float64)
+    with pytest.raises(UnsupportedError, match=r"no objective threshold for \['b'\]"):
+        construct(**kwargs, ref_point=nan, objective_names=names)
+    with pytest.raises(UnsupportedError, match=r"no objective threshold for \['a', 'b'\]"):
+        construct(**kwargs, objective_names=names)  # Ax could not infer any
+    with pytest.raises(UnsupportedError, match="draws its own random Chebyshev"):
+        construct(**kwargs, ref_point=ref_point, objective_names=names, scalarization=torch.ones(2))
+    with pytest.raises(ValueError, match="seed seeds the random scalarization"):
+        construct(**kwargs, scalarization=torch.ones(2), seed=0)
+    for acqf_class, options in [(MartingaleMixtureUCB, {}), (TaskConditionedUCB, {"width": 1.0})]:
+        with pytest.raises(UnsupportedError, match="multi-objective optimization .*ref_point"):
+            get_acqf_input_constructor(acqf_class)(model=gp, ref_point=ref_point, **options)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_signed_scalarization_negates_the_given_outputs(dtype):
+    weights = torch.tensor([0.2, 0.5, 0.3], dtype=dtype)
+    reference_point = torch.tensor([-1.0, 0.5, 2.0], dtype=dtype)
+    signs = torch.tensor([1.0, -1.0, -1.0], dtype=dtype)
+    signed = SignedScalarization(ChebyshevScalarization(weights, reference_point), signs)
+    Y = torch.randn(4, 5, 3, dtype=dtype)
+    Y_np, w, z, sigma = (v.double().numpy() for v in (Y, weights, reference_point, signs))
+    expected = (w * (sigma * Y_np - z)).min(-1)
+    np.testing.assert_allclose(signed(Y).double().numpy(), expected, rtol=1e-6)
+    assert signed(Y).shape == (4, 5) and signed(Y).dtype == dtype
+    torch.testing.assert_close(signed.lipschitz_constant, weights.max())
+    linear = SignedScalarization(weights, signs)  # weights: a linear scalarization
+    torch.testing.assert_close(linear(Y), (Y * signs * weights).sum(-1))
+    assert signed.to(torch.float64).signs.dtype == torch.float64
+    for bad in (torch.tensor([1.0, 0.0, -1.0]), torch.ones(2)):
+        with pytest.raises(ValueError, match="signs must hold 3 entries"):
+            SignedScalarization(weights, bad)
+
+
 def _branin(x1: float, x2: float) -> float:
     from botorch.test_functions import Branin
 
     return float(Branin()(torch.tensor([[x1, x2]], dtype=torch.float64)))
 
 
-def test_ax_minimization_improves_on_sobol():
+def test_ax_minimization_improves_on_sobol(monkeypatch):
     """10 Ax trials (5 Sobol, 5 BoTorch with ``MartingaleMixtureUCB``) minimizing Branin."""
     pytest.importorskip("ax")
+    constructed = []  # the options the acquisition was built with
+    construct = ACQF_INPUT_CONSTRUCTOR_REGISTRY[MartingaleMixtureUCB]
+
+    def record(**kwargs):
+        constructed.append(construct(**kwargs))
+        return constructed[-1]
+
+    monkeypatch.setitem(ACQF_INPUT_CONSTRUCTOR_REGISTRY, MartingaleMixtureUCB, record)
     from ax.adapter.registry import Generators
     from ax.api.client import Client
     from ax.api.configs import RangeParameterConfig
@@ -183,7 +385,7 @@ def test_ax_minimization_improves_on_sobol():
         generator_enum=Generators.BOTORCH_MODULAR,
         generator_kwargs={
             "botorch_acqf_class": MartingaleMixtureUCB,
-            "acquisition_options": {"delta": 0.05},
+            "botorch_acqf_options": {"delta": 0.05},  # not acquisition_options: Ax's own
         },
     )
     strategy = GenerationStrategy(
@@ -213,6 +415,7 @@ def test_ax_minimization_improves_on_sobol():
             client.complete_trial(index, raw_data={"branin": values[-1]})
             nodes.append(client._experiment.trials[index].generator_runs[0]._generation_node_name)
     assert nodes == ["Sobol"] * 5 + ["BoTorch"] * 5
+    assert [inputs["delta"] for inputs in constructed] == [0.05] * 5  # the options arrive
     sobol_values, botorch_values = values[:5], values[5:]
     assert min(botorch_values) <= min(sobol_values)
     # the direction is honoured: maximizing Branin would send the trials up, not down
