@@ -537,6 +537,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             sums = points.new_zeros(num_points, self.num_tasks)  # S_p = sum U^T y_s
             self._candidates = {
                 "points": points,
+                "max_entries": max_entries,
                 "prior": prior,
                 "gram": gram,
                 "index": index,
