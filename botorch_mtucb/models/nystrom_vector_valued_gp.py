@@ -178,7 +178,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
     **BoTorch's model API.** As ``VectorValuedGP`` (``posterior``, ``subset_output``,
     ``.to()``). ``condition_on_observations`` is MT-BKB's update (dictionary redrawn)
-    for unbatched rows with noise ``eta``; batches (``fantasize``) and other noise
+    for unbatched rows with the model's noise (``eta``, or each task's ``lambda_i``);
+    batches (``fantasize``) and other noise
     variances keep the dictionary and condition the sketched posterior exactly (see
     ``condition_on_observations`` for why a redraw cannot serve them).
 
@@ -943,8 +944,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
         Two updates (``resample_dictionary``):
 
-        * ``True`` (the default for unbatched rows of the model's kind with noise
-          ``eta``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
+        * ``True`` (the default for unbatched rows of the model's kind with the model's
+          noise, ``eta`` or each task's ``lambda_i``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
           the dictionary is redrawn with the current variances, the sketch rebuilt).
         * ``False`` (the default otherwise: batched ``X`` / ``Y`` such as BoTorch's
           fantasies, other ``noise`` variances, rows of the other kind): the
@@ -954,7 +955,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
           A redraw cannot serve a batch: each batch element (each fantasy, each
           candidate set of ``qKnowledgeGradient``) would draw its own dictionary of its
           own size, at random and not differentiably in ``X``; and Algorithm 2's
-          embedding assumes the one noise variance ``eta``.
+          embedding assumes the model's noise variances.
 
         Fantasies (``fantasize``) use the second update: they are drawn from
         ``Gamma~_t`` plus noise and conditioned under the same process, so they are
@@ -993,7 +994,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             if not own_kind:
                 raise UnsupportedError(
                     "resample_dictionary=True (MT-BKB's update, Algorithm 2) takes unbatched "
-                    "rows of the model's kind with its noise eta, on a model that is not "
+                    "rows of the model's kind with its own noise, on a model that is not "
                     "conditioned or subset already; pass resample_dictionary=False to "
                     "condition the sketched posterior exactly with the dictionary kept"
                 )

@@ -91,7 +91,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     **BoTorch's model API.** ``condition_on_observations`` takes batches and
     per-observation ``noise`` (honoured exactly by Gaussian conditioning of the
     posterior, ``models.conditioning``; the in-place route above whenever the rows are
-    unbatched with noise ``eta``), ``fantasize`` makes ``num_fantasies x batch`` models
+    unbatched with the model's noise), ``fantasize`` makes ``num_fantasies x batch`` models
     (so BoTorch's ``qKnowledgeGradient`` and ``qNegIntegratedPosteriorVariance`` run),
     ``subset_output`` keeps all observations and restricts the outputs, and ``.to()``
     moves and casts every factor and buffer. ``VectorValuedGP.from_model`` converts a

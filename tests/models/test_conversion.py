@@ -275,8 +275,6 @@ def test_fitted_model_posterior_is_reproduced(name):
     prediction of the same model (``model(X)``), which is the exact posterior."""
     model, X, Y = _fitted_model(name)
     converted = VectorValuedGP.from_model(model)
-    assert converted.has_task_noise == (name != "single")
-    assert converted.prior_mean.abs().max() > 0.1  # fitted means, carried over
     X_test = 4.0 * torch.rand(5, 2, generator=torch.Generator().manual_seed(8), dtype=X.dtype)
     n, q = converted.num_outputs, X_test.shape[0]
     if name == "model_list":  # the members' Standardize(1) maps, as one Standardize(2)
@@ -297,3 +295,5 @@ def test_fitted_model_posterior_is_reproduced(name):
     assert _relative_error(mean, expected_mean) < 1e-6
     assert _relative_error(covariance, expected_covariance) < 1e-6
     np.testing.assert_allclose(mean, expected_mean, rtol=1e-6)
+    assert converted.has_task_noise == (name != "single")
+    assert converted.prior_mean.abs().max() > 0.1  # fitted means, carried over
