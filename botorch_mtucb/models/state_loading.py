@@ -95,6 +95,7 @@ class RebuildOnLoadMixin:
         like = self.train_X
         backup = OrderedDict((k, v.clone()) for k, v in self.state_dict().items())
         noise, regularization = self.noise_variances.clone(), self.regularization
+        candidates = getattr(self, "_candidates", None)
         self._resize_buffers(state)
         try:
             result = super().load_state_dict(state, strict=strict, assign=assign)
@@ -106,6 +107,7 @@ class RebuildOnLoadMixin:
             super().load_state_dict(backup)
             self.regularization = regularization
             self._set_noise_scale()
+            self._candidates = candidates  # tracked again by the rebuild
             self._rebuild_state()
             raise
         return result

@@ -139,6 +139,7 @@ def test_inconsistent_or_foreign_states_are_refused_and_leave_the_model_unchange
     X, Y = _data(8)
     model = _build(VectorValuedGP, X, Y, _kernel())
     test_X = _data(3, seed=4)[0]
+    assert model.track_candidates(test_X)
     before = model.posterior(test_X).mean.clone()
     state = _build(VectorValuedGP, X[:5], Y[:5], _kernel(0.3)).state_dict()
     with pytest.raises(ValueError, match="same number of rows"):
@@ -146,7 +147,7 @@ def test_inconsistent_or_foreign_states_are_refused_and_leave_the_model_unchange
     bad = dict(state, **{"kernel.task_covariances": -state["kernel.task_covariances"]})
     with pytest.raises(ValueError, match="positive semi-definite|PSD|eigenvalue"):
         model.load_state_dict(bad)
-    assert model.train_X.shape == (8, 2)
+    assert model.train_X.shape == (8, 2) and model.tracks_candidates
     assert torch.equal(model.posterior(test_X).mean, before)
     two_tasks = VectorValuedGP(X, Y[:, :2], _kernel(), torch.eye(2, dtype=F64), 0.1)
     with pytest.raises(ValueError, match="1 kernel term\\(s\\) on 2 task\\(s\\)"):
