@@ -62,7 +62,9 @@ def information_gain(kernel_matrix: Tensor | Model, regularization: float | None
     (``observation_information_gain`` of each group of ``training_covariances``), in the
     model's transformed space (the gain does not depend on the outcome transform). A
     model of this package (anything with ``information_gain()``, e.g.
-    ``VectorValuedGP``) gives its own value.
+    ``VectorValuedGP``) gives its own value: the same mutual information, ``Sigma``
+    the diagonal of its observations' noise variances (``noise_variances``: one per
+    task; ``eta I`` by default); its prior mean does not enter.
 
     Args:
         kernel_matrix: ``... x t x t`` PSD matrix (``t`` may be 0), or a model.

@@ -48,7 +48,21 @@ def mt_kb_width(
     * A model of this package (``VectorValuedGP``: ``information_gain()`` and
       ``regularization``): ``eta`` is its ``regularization``; ``noise_std=None`` takes
       ``sigma = sqrt(eta)`` (the regularization as the noise variance), so
-      ``sigma / sqrt(eta) = 1``.
+      ``sigma / sqrt(eta) = 1``. With a prior mean ``c`` (``prior_mean``) the theorem
+      is applied to ``f - c``: ``b`` bounds ``||f - c||_Gamma``, the width is unchanged
+      and the model's mean includes ``c``. With a noise variance per task
+      (``noise_variances``) it is applied to the whitened function ``g = S^{-1} (f -
+      c)``, ``S = diag(sqrt(lambda_i / eta))``, ``eta = min_i lambda_i`` (the model's
+      ``regularization``): kernel ``S^{-1} Gamma S^{-1}`` with the same RKHS norm, one
+      noise level ``eta``, noise ``S^{-1} eps`` still ``sigma``-sub-Gaussian
+      (``S >= I``). Theorem 1's proof writes ``g(x) - mu^g_t(x) = Phi_g(x)^T (V_t + eta
+      I)^{-1/2} w``, so ``||f(x) - mu_t(x)|| = ||S (g(x) - mu^g_t(x))|| <= beta_t ||S
+      Gamma^g_t(x, x) S||^{1/2}`` and ``S Gamma^g_t S`` is the model's ``Gamma_t``: the
+      formula holds with ``eta = min_i lambda_i`` and the model's
+      ``information_gain()``, the mutual information ``1/2 log det(I + Lambda^{-1/2} G_t
+      Lambda^{-1/2})`` (``sigma`` bounds every task's noise). ``noise_std=None`` takes
+      each task's ``sqrt(lambda_i)`` as its noise level (the whitened noise is
+      ``sqrt(eta)``-sub-Gaussian): the factor is 1.
     * A fitted BoTorch GP (``SingleTaskGP`` with one or several outputs, batched or not,
       ``MultiTaskGP``, ``KroneckerMultiTaskGP``, ``ModelListGP``): the gain is
       ``information_gain(model)``, ``1/2 log det(I + Sigma^{-1/2} K Sigma^{-1/2})`` with
@@ -64,7 +78,8 @@ def mt_kb_width(
       smallest eigenvalue of a correlated task noise). ``noise_std=None`` takes the
       likelihood's Gaussian noise itself as the noise: the whitened noise is
       ``1``-sub-Gaussian and ``beta_t = b + sqrt(2 log(1/delta) + 2 gamma)``. ``b``
-      bounds the RKHS norm of the latent function in the model's outcome space; the
+      bounds the RKHS norm of the latent function minus the model's constant prior
+      mean, in the model's outcome space; the
       width multiplies the standard deviation of the model's posterior (in its own
       units, or mapped back by an affine outcome transform such as ``Standardize``,
       which leaves the width unchanged).
@@ -140,7 +155,11 @@ def mt_bkb_width(
 
     where the sum of log-dets is the model's ``sketched_log_det_sum`` (each queried
     point's block under the sketch it was chosen with) and ``eta`` its
-    ``regularization``.
+    ``regularization``. A prior mean ``c`` and per-task noise variances are treated as in
+    ``mt_kb_width``: the sketch is Algorithm 2 on the whitened function ``S^{-1} (f -
+    c)`` (``NystromVectorValuedGP``), Lemma 9's proof has the same form, and ``eta`` is
+    the smallest noise variance; ``b`` bounds ``||f - c||_Gamma`` and ``sigma`` every
+    task's noise.
 
     Args:
         model: A ``NystromVectorValuedGP`` (anything with ``sketched_log_det_sum``

@@ -35,7 +35,10 @@ scalar observations and ``sigma_w = sigma / sqrt(lambda_min(Sigma))`` (``1`` for
 ``noise_std=None``: the likelihood's Gaussian noise taken as the noise). For
 ``Sigma = lambda I`` these are the formulas of the two functions with regularization
 ``lambda`` (IGP-UCB for the kernel ``(1 + eta) k / lambda``). ``rkhs_norm_bound`` and
-``noise_std`` are in the model's transformed outcome units (after ``Standardize``).
+``noise_std`` are in the model's transformed outcome units (after ``Standardize``);
+``rkhs_norm_bound`` bounds the norm of the latent function minus the model's constant
+prior mean (the posterior mean includes it). The package's own models
+(``VectorValuedGP``) take ``confidence.mt_kb_width`` instead.
 """
 
 from __future__ import annotations

@@ -26,10 +26,11 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
 from botorch_mtucb.models.conditioning import ConditioningObservations
+from botorch_mtucb.models.state_loading import RebuildOnLoadMixin
+from botorch_mtucb.models.task_noise import TaskNoiseMixin, per_task_values, task_noise_variances
 from botorch_mtucb.utils.checks import (
     as_int,
     check_kernel_values,
-    check_positive,
     check_task_indices,
     check_tensor,
     check_working_precision,
@@ -81,7 +82,7 @@ def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tenso
     return xi, eigenvectors, group_of, group_xi
 
 
-class FixedKernelMultiTaskModel(Model, FantasizeMixin):
+class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, FantasizeMixin):
     """Base class of ``VectorValuedGP`` and ``NystromVectorValuedGP``: data checks,
     BoTorch posterior assembly, conditioning, fantasies and output subsets.
 
@@ -89,12 +90,28 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
     ``_mean_and_covariance(X)`` (mean ``batch x q x n``, interleaved covariance
     ``batch x (q n) x (q n)``) and ``append_observations``.
 
-    What a subclass's own factorization holds is the model's *core*: unbatched, one
-    noise variance (the regularization ``lambda``). ``condition_on_observations``
-    beyond it (batches, other noise variances) keeps the core and conditions its
-    posterior on the new observations exactly (``models.conditioning``); such a model
-    has a ``batch_shape`` and its posteriors broadcast over it. ``subset_output`` keeps
-    every observation and restricts the outputs.
+    What a subclass's own factorization holds is the model's *core*: unbatched, each
+    observation of task ``i`` with the task's noise variance ``lambda_i``
+    (``noise_variances``; one ``regularization`` for all by default).
+    ``condition_on_observations`` beyond it (batches, other noise variances) keeps the
+    core and conditions its posterior on the new observations exactly
+    (``models.conditioning``); such a model has a ``batch_shape`` and its posteriors
+    broadcast over it. ``subset_output`` keeps every observation and restricts the
+    outputs.
+
+    **Prior mean and per-task noise.** The prior is ``f ~ GP(c, Gamma)`` with a
+    constant mean ``c`` per task (``prior_mean``, zero by default) and the
+    observations of task ``i`` carry noise of variance ``lambda_i``: the posterior is
+    ``mu(x) = c + G_t(x)^T (G_t + Lambda)^{-1} (Y_t - c)`` and ``Gamma_t(x, x') =
+    Gamma(x, x') - G_t(x)^T (G_t + Lambda)^{-1} G_t(x')`` with ``Lambda`` the diagonal
+    of the scalar observations' noise variances (paper 000, eq. (1), with ``eta I``
+    replaced by ``Lambda``). Internally the routes that need one noise level work on
+    the whitened function ``g = S^{-1} (f - c)``, ``S = diag(sqrt(lambda_i / eta))``,
+    ``eta = min_i lambda_i`` (the model's ``regularization``): its kernel is
+    ``S^{-1} Gamma S^{-1}``, its observations ``S^{-1} (y - c)`` have noise variance
+    ``eta`` on every task, and ``f = c + S g`` exactly (the same posterior, not an
+    approximation). ``load_state_dict`` rebuilds every factor from the loaded kernel,
+    data, prior mean and noise variances.
 
     Example:
         >>> import torch
@@ -115,11 +132,14 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        regularization: float,
+        regularization: float | None,
         train_tasks: Tensor | None,
+        prior_mean: float | Sequence[float] | Tensor | None = None,
+        noise_variances: float | Sequence[float] | Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """Check the data, build the kernel, cast the module to ``train_X``'s dtype and
-        freeze the kernel. Returns the checked ``(train_X, train_Y, train_tasks)``.
+        """Check the data, build the kernel, the prior mean and the noise variances,
+        cast the module to ``train_X``'s dtype and freeze the kernel. Returns the
+        checked ``(train_X, train_Y, train_tasks)``.
 
         Raises:
             TypeError, ValueError: See ``VectorValuedGP``.
@@ -129,14 +149,39 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
         train_Y = check_working_precision(check_tensor(train_Y, "train_Y", dim=2), "train_Y")
         train_Y = train_Y.to(train_X)
+        self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
+        num_tasks = self.kernel.num_tasks
+        noise, self.regularization = task_noise_variances(
+            regularization, noise_variances, num_tasks
+        )
+        mean = torch.zeros(num_tasks, dtype=torch.float64)
+        if prior_mean is not None:
+            mean = per_task_values(prior_mean, num_tasks, "prior_mean", positive=False)
+        self.register_buffer("prior_mean", mean)  # c, n
+        self.register_buffer("noise_variances", noise)  # lambda_i, n
+        self.register_buffer("_noise_scale", None, persistent=False)  # S, n (or None)
+        self._num_outputs = num_tasks
+        self._full_vector = train_tasks is None
+        train_tasks = self._check_training_data(train_X, train_Y, train_tasks)
+        self._use_icm = self._full_vector and self.kernel.num_terms == 1
+        self._input_dim = train_X.shape[-1]
+        self.to(device=train_X.device, dtype=train_X.dtype)
+        self._set_noise_scale()
+        for parameter in self.kernel.parameters():
+            parameter.requires_grad_(False)
+        return train_X.detach(), train_Y.detach(), train_tasks
+
+    def _check_training_data(
+        self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None
+    ) -> Tensor | None:
+        """Rows, columns and task indices of the training data (the model's kind of
+        data, ``n`` tasks); returns the checked task indices on ``train_X``'s device."""
+        num_tasks = self.kernel.num_tasks
         if train_Y.shape[0] != train_X.shape[0]:
             raise ValueError(
                 f"train_X and train_Y must have the same number of rows, got "
                 f"{train_X.shape[0]} and {train_Y.shape[0]}"
             )
-        self.kernel = SumOfSeparableKernels(data_kernel, task_covariance)
-        num_tasks = self.kernel.num_tasks
-        self.regularization = check_positive(regularization, "regularization")
         if train_tasks is None:
             if train_Y.shape[-1] != num_tasks:
                 raise ValueError(
@@ -153,14 +198,7 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
                 train_tasks, num_tasks, "train_tasks", num_rows=train_X.shape[0]
             )
             train_tasks = train_tasks.to(train_X.device)
-        self._num_outputs = num_tasks
-        self._full_vector = train_tasks is None
-        self._use_icm = self._full_vector and self.kernel.num_terms == 1
-        self._input_dim = train_X.shape[-1]
-        self.to(device=train_X.device, dtype=train_X.dtype)
-        for parameter in self.kernel.parameters():
-            parameter.requires_grad_(False)
-        return train_X.detach(), train_Y.detach(), train_tasks
+        return train_tasks
 
     # ------------------------------------------------------------------ properties
     @property
@@ -229,8 +267,9 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             X: ``batch x q x d`` (or ``q x d``) inputs; cast to the model's dtype. A
                 batched model (``batch_shape``) broadcasts with ``batch``.
             output_indices: Outputs to keep (default: all ``num_outputs``).
-            observation_noise: ``True``: add the model's ``eta`` to each output's
-                variance; a tensor: the noise variances to add (BoTorch semantics),
+            observation_noise: ``True``: add each output's task noise variance
+                ``lambda_i`` (``noise_variances``; ``eta`` when the tasks share one) to
+                its variance; a tensor: the noise variances to add (BoTorch semantics),
                 broadcastable to ``batch x q x m`` (for ``m = 1``: ``batch x q``).
             posterior_transform: Applied as BoTorch's models do,
                 ``posterior_transform(posterior=posterior, X=X)``.
@@ -275,8 +314,9 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             covariance = covariance + torch.diag_embed(noise.reshape(*noise.shape[:-2], -1))
         elif isinstance(observation_noise, bool):
             if observation_noise:
-                eye = torch.eye(q * n, dtype=covariance.dtype, device=covariance.device)
-                covariance = covariance + self.regularization * eye
+                tasks = self._selected_tasks(output_indices, X.device)
+                noise = self.noise_variances if tasks is None else self.noise_variances[tasks]
+                covariance = covariance + torch.diag(noise.repeat(q))
         else:
             raise TypeError(
                 "observation_noise must be a bool or a tensor of noise variances, got "
@@ -483,7 +523,7 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         ``self`` is not modified.
 
         Unbatched rows of the model's own kind with the model's noise (``noise`` omitted
-        or equal to ``lambda``) and no gradient to carry extend a copy of its
+        or equal to each task's ``lambda_i``) and no gradient to carry extend a copy of its
         factorization (``append_observations``: ``O(t^2)`` per row, same type, same
         numbers as a model built on all the rows). Anything else is honoured exactly by conditioning the
         posterior on the new observations (``models.conditioning``, Gaussian
@@ -500,7 +540,8 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
                 ``batch_shape' x n' x 1`` with ``train_tasks``; ``batch_shape'``
                 broadcasts with ``batch_shape``.
             noise: Noise variances of the observations (``>= 0``), broadcastable to
-                ``Y`` (BoTorch's ``noise``: the shape of ``Y``); ``None``: ``lambda``.
+                ``Y`` (BoTorch's ``noise``: the shape of ``Y``); ``None``: each
+                observed task's ``lambda_i`` (``noise_variances``).
             train_tasks: ``n'`` output indices of the rows (task-indexed rows, the same
                 for every batch); ``None``: every output is observed at each row.
             **kwargs: Passed to ``append_observations`` (the unbatched route only).
@@ -545,7 +586,7 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
     ) -> bool:
         """Whether ``(X, Y)`` can extend the model's own factorization: an unconditioned,
-        full model; unbatched rows of its kind; noise ``lambda``."""
+        full model; unbatched rows of its kind; each task's noise ``lambda_i``."""
         if self._conditioning is not None or self._output_tasks is not None:
             return False
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
@@ -562,7 +603,20 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             fits = torch.broadcast_shapes(noise.shape, Y.shape) == Y.shape
         except RuntimeError:
             return False
-        return fits and bool((noise == self.regularization).all())
+        if not fits:
+            return False
+        if Y.shape[-1] != (self.num_tasks if self._full_vector else 1):
+            return True  # append_observations names the argument
+        own = self.noise_variances
+        if train_tasks is not None:
+            try:
+                tasks = check_task_indices(train_tasks, self.num_tasks, "train_tasks")
+            except (TypeError, ValueError):
+                return True  # append_observations names the argument
+            if tasks.numel() != Y.shape[-2]:
+                return True
+            own = own[tasks.to(own.device)].unsqueeze(-1)
+        return bool((noise.to(own) == own).all())
 
     def _conditioned(
         self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
@@ -575,7 +629,7 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             train_tasks,
             outputs=self.output_tasks,
             num_tasks=self.num_tasks,
-            regularization=self.regularization,
+            regularization=self.noise_variances[self.output_tasks],
             like=self.train_X,
         )
         if self._conditioning is None:
@@ -621,8 +675,9 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
         r"""A fantasy model (BoTorch's ``fantasize``): ``Y`` sampled from the posterior
         at ``X`` with observation noise, then ``condition_on_observations(X, Y)``.
 
-        The model's noise is ``lambda`` (its regularization, the papers' ``eta``), so
-        ``observation_noise=None`` means ``lambda`` on every output; a tensor gives
+        The model's noise is each task's ``lambda_i`` (``noise_variances``; the
+        regularization ``eta`` of the papers when the tasks share it), so
+        ``observation_noise=None`` means ``lambda_i`` on output ``i``; a tensor gives
         other variances (BoTorch semantics). BoTorch's ``qKnowledgeGradient`` and
         ``qNegIntegratedPosteriorVariance`` run on the models through this method.
 
@@ -655,12 +710,7 @@ class FixedKernelMultiTaskModel(Model, FantasizeMixin):
             torch.Size([8, 3])
         """
         if observation_noise is None:
-            observation_noise = torch.full(
-                (1, self.num_outputs),
-                self.regularization,
-                dtype=self.train_X.dtype,
-                device=self.train_X.device,
-            )
+            observation_noise = self.noise_variances[self.output_tasks].unsqueeze(0).clone()
         return FantasizeMixin.fantasize(
             self, X, sampler, observation_noise=observation_noise, **kwargs
         )

@@ -35,10 +35,13 @@ def _cat_batched(first: Tensor, second: Tensor, trailing: int) -> Tensor:
     return torch.cat([first, second], dim=-trailing)
 
 
-def _noise_variances(noise: Tensor | None, Y: Tensor, regularization: float) -> Tensor:
-    """``noise`` (``None``: ``regularization``) broadcast to ``Y``'s last two dimensions."""
+def _noise_variances(noise: Tensor | None, Y: Tensor, default: float | Tensor) -> Tensor:
+    """``noise`` (``None``: ``default``, a number or a tensor broadcastable to ``Y``'s
+    last two dimensions) broadcast to ``Y``'s last two dimensions."""
     if noise is None:
-        return torch.full(Y.shape[-2:], regularization, dtype=Y.dtype, device=Y.device)
+        if isinstance(default, Tensor):
+            return default.to(Y).expand(Y.shape[-2:])
+        return torch.full(Y.shape[-2:], default, dtype=Y.dtype, device=Y.device)
     if not isinstance(noise, Tensor):
         raise TypeError(
             "noise must be a tensor of noise variances (the shape of Y) or None, got "
@@ -106,7 +109,7 @@ class ConditioningObservations(Module):
         train_tasks: Tensor | None,
         outputs: Tensor,
         num_tasks: int,
-        regularization: float,
+        regularization: float | Tensor,
         like: Tensor,
     ) -> ConditioningObservations:
         """Rows of BoTorch's ``condition_on_observations`` as scalar observations.
@@ -119,7 +122,9 @@ class ConditioningObservations(Module):
             train_tasks: ``n'`` output indices of the rows, or ``None``.
             outputs: The task of each of the model's ``m`` outputs (long).
             num_tasks: ``n``, the number of tasks of the kernel.
-            regularization: The model's noise variance ``lambda``.
+            regularization: The model's noise variance ``lambda`` (a number), or the
+                noise variance of each of its ``m`` outputs (an ``m`` tensor): the
+                noise of an observation when ``noise`` is ``None``.
             like: The model's ``N x d`` training inputs: ``d``, the dtype and device
                 that the observations are cast to.
 
@@ -156,6 +161,7 @@ class ConditioningObservations(Module):
                     f"batch_shape x n' x 1 with train_tasks, got {tuple(Y.shape)}"
                 )
             index = (positions[:, None] + outputs).reshape(-1)
+            default = regularization
         else:
             if Y.shape[-1] != 1:
                 raise ValueError(
@@ -164,7 +170,10 @@ class ConditioningObservations(Module):
                 )
             tasks = check_task_indices(train_tasks, m, "train_tasks", num_rows=X.shape[-2])
             index = positions + outputs[tasks.to(X.device)]
-        noise = _noise_variances(noise, Y, regularization)
+            default = regularization
+            if isinstance(regularization, Tensor):
+                default = regularization[tasks.to(regularization.device)].unsqueeze(-1)
+        noise = _noise_variances(noise, Y, default)
         try:
             torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2], noise.shape[:-2])
         except RuntimeError as error:

@@ -157,9 +157,29 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     ``t = 5000``, 20 tasks, Theorem 3's ``q``); the draws and MT-BKB's / IT-BKB's runs
     are unchanged. Paper 000's policies turn it on over a ``FiniteDomain``.
 
+    **Prior mean and per-task noise** (``prior_mean``, ``noise_variances``). The sketch
+    is that of the whitened function ``g = S^{-1} (f - c)`` of
+    ``FixedKernelMultiTaskModel`` (one noise level ``eta = min_i lambda_i``, kernel
+    ``S^{-1} Gamma S^{-1}``): Algorithm 2 run on ``g``, so the draws use ``||S^{-1}
+    Gamma~(x, x) S^{-1}||`` and ``sketched_log_det_sum`` sums ``log det(I +
+    Lambda^{-1/2} Gamma~_{s-1}(x_s, x_s) Lambda^{-1/2})``; the posterior is ``c + S
+    mu~_g`` and ``S Gamma~_g S``, the exact posterior (mean ``c``, noise ``Lambda``) of
+    the features projected on the dictionary's span (Lemma 8; scaling a dictionary
+    column does not change the span). With one noise level and ``c = 0`` this is
+    Algorithm 2 itself.
+
+    **State.** ``state_dict`` holds the kernel, the data, ``prior_mean``,
+    ``noise_variances``, the dictionary (indices and probabilities), the number of
+    draws and ``sketched_log_det_sum`` (the history of the draws, which the state
+    cannot recompute). ``load_state_dict`` rebuilds the sketch from the loaded
+    dictionary exactly (no new draw) and the variances at the rows from it; later
+    draws continue the loaded stream (``seed``, ``accuracy`` and ``chunk_size`` are
+    the receiving model's).
+
     **BoTorch's model API.** As ``VectorValuedGP`` (``posterior``, ``subset_output``,
     ``.to()``). ``condition_on_observations`` is MT-BKB's update (dictionary redrawn)
-    for unbatched rows with noise ``eta``; batches (``fantasize``) and other noise
+    for unbatched rows with the model's noise (``eta``, or each task's ``lambda_i``);
+    batches (``fantasize``) and other noise
     variances keep the dictionary and condition the sketched posterior exactly (see
     ``condition_on_observations`` for why a redraw cannot serve them).
 
@@ -186,6 +206,22 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     """
 
     _num_outputs: int
+    # Buffers whose size follows the data (load_state_dict accepts other sizes).
+    _RESIZABLE_BUFFERS = ("train_X", "train_Y", "train_tasks", "_dictionary", "_probabilities")
+    # Buffers computed from the state: carried by .to() and deepcopy, not by state_dict.
+    _DERIVED_BUFFERS = (
+        "_xi",
+        "_U",
+        "_group_of",
+        "_group_xi",
+        "_U_out",
+        "_root",
+        "_chol",
+        "_alpha",
+        "_train_embedding",
+        "_unit_norms",
+        "_unit_task_variances",
+    )
 
     def __init__(
         self,
@@ -193,11 +229,14 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        regularization: float,
+        regularization: float | None = None,
         train_tasks: Tensor | None = None,
         accuracy: float = 100.0,
         seed: int = 0,
         chunk_size: int | str = "adaptive",
+        *,
+        prior_mean: float | Sequence[float] | Tensor | None = None,
+        noise_variances: float | Sequence[float] | Tensor | None = None,
     ) -> None:
         r"""Build the sketch from data, replaying MT-BKB's dictionary updates.
 
@@ -207,7 +246,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 ``train_tasks`` (task-indexed data).
             data_kernel: A GPyTorch kernel, or a list of them (as ``VectorValuedGP``).
             task_covariance: ``n x n`` PSD tensor(s) or task-kernel module(s).
-            regularization: The regularization ``eta > 0``.
+            regularization: The regularization ``eta > 0`` (required unless
+                ``noise_variances`` is given).
             train_tasks: ``N`` task indices for task-indexed data, else ``None``.
             accuracy: ``q >= 1`` of Algorithm 2 (Theorem 3's value:
                 ``botorch_mtucb.confidence.mt_bkb_accuracy(eps, delta, T)``).
@@ -217,6 +257,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 closed at ``ADAPTIVE_CHUNK_INFORMATION`` nats), or an int ``>= 1``
                 of rows per redraw (``1``: Algorithm 2 exactly, one redraw per row).
                 Later ``append_observations`` calls are not affected.
+            prior_mean: The constant prior mean ``c_i`` of each task (a number or
+                ``n`` values; default zero).
+            noise_variances: The noise variance ``lambda_i > 0`` of each task, in place
+                of ``regularization`` (see "Prior mean and per-task noise" above).
 
         Raises:
             TypeError: As ``VectorValuedGP``, or a non-int ``seed``, or a
@@ -233,32 +277,37 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         seed = as_int(seed, "seed")
         chunk_size = _check_chunk_size(chunk_size)
         train_X, train_Y, train_tasks = self._setup(
-            train_X, train_Y, data_kernel, task_covariance, regularization, train_tasks
+            train_X,
+            train_Y,
+            data_kernel,
+            task_covariance,
+            regularization,
+            train_tasks,
+            prior_mean=prior_mean,
+            noise_variances=noise_variances,
         )
-        num_tasks = self.num_tasks
         self.accuracy = accuracy
         self.seed = seed
         self.chunk_size = chunk_size
-        self._num_resamplings = 0
         self._building = False  # True during an adaptive build (its faster routes)
         self._candidates: dict | None = None  # track_candidates
-        if self._use_icm:
-            xi, U, group_of, group_xi = eigen_groups(self.kernel.task_covariances[0])
-            self.register_buffer("_xi", xi)
-            self.register_buffer("_U", U)
-            self.register_buffer("_group_of", group_of)
-            self.register_buffer("_group_xi", group_xi)
+        # The state: the data, the dictionary and the history of the draws (state_dict).
         empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
         self.register_buffer("train_X", train_X.new_zeros(0, train_X.shape[-1]))
         self.register_buffer("train_Y", train_Y.new_zeros(0, train_Y.shape[-1]))
         self.register_buffer("train_tasks", empty_tasks)
-        self.register_buffer("_unit_norms", train_X.new_zeros(0))
-        self.register_buffer("_unit_task_variances", train_X.new_zeros(0, num_tasks))
         self.register_buffer("_dictionary", torch.zeros(0, dtype=torch.long, device=train_X.device))
         self.register_buffer("_probabilities", train_X.new_zeros(0))
         self.register_buffer("_log_det_sum", train_X.new_zeros(()))
-        for name in ("_root", "_chol", "_alpha", "_train_embedding"):
-            self.register_buffer(name, None)
+        self.register_buffer(
+            "_resamplings", torch.zeros((), dtype=torch.long, device=train_X.device)
+        )
+        # What the sketch computes from the state (rebuilt by load_state_dict).
+        for name in self._DERIVED_BUFFERS:
+            self.register_buffer(name, None, persistent=False)
+        self._init_eigen_system()
+        self._unit_norms = train_X.new_zeros(0)
+        self._unit_task_variances = train_X.new_zeros(0, self.num_tasks)
         if chunk_size == "adaptive":
             self._build_adaptive(train_X, train_Y, train_tasks)
             return
@@ -266,6 +315,47 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             stop = start + chunk_size
             tasks = None if train_tasks is None else train_tasks[start:stop]
             self._append(train_X[start:stop], train_Y[start:stop], tasks, None, "train_X")
+
+    def _init_eigen_system(self) -> None:
+        """ICM route: the eigen-system of the whitened task covariance ``S^{-1} B S^{-1}``
+        (``B`` with one noise level) and ``S U`` (``FixedKernelMultiTaskModel``)."""
+        if not self._use_icm:
+            return
+        B = self._white_task_covariance(self.kernel.task_covariances[0])
+        self._xi, self._U, self._group_of, self._group_xi = eigen_groups(B)
+        self._U_out = self._output_basis(self._U)
+
+    def _rebuild_state(self) -> None:
+        """The sketch of the loaded state (``load_state_dict``): the loaded dictionary
+        and its probabilities with the loaded kernel, data, mean and noise; the
+        variances at the rows recomputed; a tracked candidate set tracked again."""
+        t = self.train_X.shape[0]
+        index, probabilities = self._dictionary, self._probabilities
+        if index.dim() != 1 or probabilities.shape != index.shape:
+            raise ValueError(
+                "state_dict's _dictionary and _probabilities must be m indices and their m "
+                f"probabilities, got shapes {tuple(index.shape)} and {tuple(probabilities.shape)}"
+            )
+        if (index.numel() == 0) != (t == 0) or (t and (index.min() < 0 or index.max() >= t)):
+            raise ValueError(
+                f"state_dict's _dictionary must hold indices in [0, {t - 1}] of the training "
+                f"rows (at least one once there are rows), got {index.tolist()}"
+            )
+        if not ((probabilities > 0) & (probabilities <= 1)).all():
+            raise ValueError("state_dict's _probabilities must lie in (0, 1]")
+        candidates = self._candidates
+        self._candidates = None
+        with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+            self._init_eigen_system()
+            if t:
+                self._rebuild()
+                self._refresh_row_statistics()
+            else:
+                self._root = self._chol = self._alpha = self._train_embedding = None
+                self._unit_norms = self.train_X.new_zeros(0)
+                self._unit_task_variances = self.train_X.new_zeros(0, self.num_tasks)
+        if candidates is not None:
+            self.track_candidates(candidates["points"], candidates["max_entries"])
 
     def _build_adaptive(self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None) -> None:
         """The adaptive schedule: each chunk is the longest run of the next rows whose
@@ -339,6 +429,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         return self._num_resamplings
 
     @property
+    def _num_resamplings(self) -> int:
+        return int(self._resamplings)
+
+    @property
     def sketched_log_det_sum(self) -> Tensor:
         r"""``sum_s log det(I_n + Gamma~_{s-1}(x_s, x_s) / eta)`` (a 0-d tensor, nats).
 
@@ -350,7 +444,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
     @property
     def train_variances(self) -> Tensor:
-        r"""``diag(Gamma~_t(x_s, x_s))`` at the training rows: ``N x n``."""
+        r"""``diag(Gamma~_t(x_s, x_s))`` at the training rows: ``N x n`` (the outputs'
+        variances, ``S^2`` times the whitened function's with per-task noise)."""
         return self._unit_task_variances
 
     # ------------------------------------------------------ finite candidate sets
@@ -443,11 +538,12 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             sums = points.new_zeros(num_points, self.num_tasks)  # S_p = sum U^T y_s
             self._candidates = {
                 "points": points,
+                "max_entries": max_entries,
                 "prior": prior,
                 "gram": gram,
                 "index": index,
                 "counts": counts.index_add(0, index, torch.ones_like(index, dtype=points.dtype)),
-                "sums": sums.index_add(0, index, self.train_Y @ self._U),
+                "sums": sums.index_add(0, index, self._white_targets(self.train_Y, None) @ self._U),
                 "components": None,
                 "mean": None,
             }
@@ -479,7 +575,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         candidates["counts"] = candidates["counts"].index_add(
             0, index, torch.ones_like(index, dtype=candidates["counts"].dtype)
         )
-        candidates["sums"] = candidates["sums"].index_add(0, index, Y @ self._U)
+        rotated = self._white_targets(Y, None) @ self._U
+        candidates["sums"] = candidates["sums"].index_add(0, index, rotated)
 
     def _rebuild_icm_tracked(self, weights: Tensor) -> None:
         """``_rebuild_icm`` from the kept candidates (see ``track_candidates``)."""
@@ -508,17 +605,17 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         prior = candidates["prior"]
         if embedding is None:
             candidates["components"] = self._xi * prior[:, None]
-            candidates["mean"] = prior.new_zeros(prior.shape[0], self.num_tasks)
+            candidates["mean"] = prior.new_zeros(prior.shape[0], self.num_tasks) + self.prior_mean
             return
         candidates["components"] = self._component_variances(embedding, prior)
         mean_rotated = embedding.transpose(0, 1) @ self._alpha  # eq. (7) in the eigen-basis
-        candidates["mean"] = mean_rotated @ self._U.transpose(0, 1)
+        candidates["mean"] = mean_rotated @ self._U_out.transpose(0, 1) + self.prior_mean
 
     def _candidate_mean_and_covariance(self, index: Tensor | slice) -> tuple[Tensor, Tensor]:
         """The moments at candidates ``index`` (``b x 1 x d`` queries): ``O(b n^2)``."""
         candidates = self._candidates
         component = candidates["components"][index]  # b x n
-        U = self._U
+        U = self._U_out
         covariance = (U * component.unsqueeze(-2)) @ U.transpose(0, 1)  # b x n x n
         return candidates["mean"][index].unsqueeze(-2), covariance
 
@@ -549,7 +646,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         chosen = uniform.to(norms.device) < probabilities.to(torch.float64)
         if not chosen.any():  # keep the most informative row: never an empty dictionary
             chosen[int(torch.argmax(probabilities))] = True
-        self._num_resamplings += 1
+        self._resamplings += 1
         self._dictionary = torch.nonzero(chosen).reshape(-1).to(norms.device)
         # Weights 1/sqrt(p); a zero-variance row (p = 0) kept above gets weight 1: the
         # posterior does not depend on the weights (Lemma 8), only the span matters.
@@ -632,8 +729,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         self._chol = cholesky_factor(
             self._group_xi[:, None, None] * v + self.regularization * eye, self.regularization
         )  # g x r x r
-        if rotated is None:
-            rotated = phi @ (self.train_Y @ self._U)  # r x n: sum_s (y_s^T u_i) phi~(x_s)
+        if rotated is None:  # r x n: sum_s (y_s^T u_i) phi~(x_s), y_s whitened
+            rotated = phi @ (self._white_targets(self.train_Y, None) @ self._U)
         chol = self._chol[self._group_of]  # n x r x r
         alpha = torch.cholesky_solve(rotated.transpose(0, 1).unsqueeze(-1), chol)
         self._alpha = alpha.squeeze(-1).transpose(0, 1) * self._xi  # r x n, eq. (7)
@@ -662,11 +759,16 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x M
         Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
         self._train_embedding = Z
+        # The whitened observations S^{-1} (y - c) and their embedding Z S^{-1}: the
+        # sketch of g (one noise level eta), whose span is that of f's dictionary.
+        white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
+        if self._noise_scale is not None:
+            Z = Z / self._noise_scale[obs_tasks]
         eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
         self._chol = cholesky_factor(
             Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
         )
-        self._alpha = torch.cholesky_solve((Z @ obs_y).unsqueeze(-1), self._chol).squeeze(-1)
+        self._alpha = torch.cholesky_solve((Z @ white_y).unsqueeze(-1), self._chol).squeeze(-1)
 
     # ------------------------------------------------------- variances at rows
     def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
@@ -699,7 +801,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         index = None if candidates is None else self._candidate_index(X)
         if index is not None:  # rows among the candidates: their variances are kept
             components = candidates["components"][index].clamp_min(0.0)
-            diagonal = components @ self._U.square().transpose(0, 1)
+            diagonal = components @ self._U_out.square().transpose(0, 1)
             information = torch.log1p(components / eta)
             return components.amax(-1), diagonal, information.sum(-1), information
         if self._use_icm:
@@ -713,18 +815,26 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 )
                 components = self._component_variances(phi, prior)
             components = components.clamp_min(0.0)
-            diagonal = components @ self._U.square().transpose(0, 1)
+            diagonal = components @ self._U_out.square().transpose(0, 1)
             information = torch.log1p(components / eta)
             return components.amax(-1), diagonal, information.sum(-1), information
         blocks = self._blocks(X.unsqueeze(-2))[:, 0]  # k x n x n
         diagonal = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
+        white = self._white_blocks(blocks)  # of g: the draws and the information use them
         if self._full_vector:
-            eigenvalues = torch.linalg.eigvalsh(blocks).clamp_min(0.0)
+            eigenvalues = torch.linalg.eigvalsh(white).clamp_min(0.0)
             log_det = torch.log1p(eigenvalues / eta).sum(-1)
             return eigenvalues[:, -1], diagonal, log_det, log_det.unsqueeze(-1)
-        own = diagonal.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
+        own = white.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
+        own = own.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
         log_det = torch.log1p(own / eta)
         return own, diagonal, log_det, log_det.unsqueeze(-1)
+
+    def _white_blocks(self, blocks: Tensor) -> Tensor:
+        """``S^{-1} Gamma~ S^{-1}``: posterior blocks (``... x n x n``) of the whitened
+        function, whose norms Algorithm 2 draws with and whose log-dets enter Theorem 3."""
+        scale = self._noise_scale
+        return blocks if scale is None else blocks / (scale[:, None] * scale)
 
     def _blocks(self, X: Tensor) -> Tensor:
         """General route: per-point ``n x n`` posterior blocks at ``X`` (``k x 1 x d``)."""
@@ -738,13 +848,13 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             components = candidates["components"].clamp_min(0.0)  # N x n
             index = candidates["index"]
             self._unit_norms = components.amax(-1)[index]
-            self._unit_task_variances = (components @ self._U.square().transpose(0, 1))[index]
+            self._unit_task_variances = (components @ self._U_out.square().transpose(0, 1))[index]
             return
         if self._use_icm:
             prior = self.kernel.kernels[0](self.train_X, self.train_X, diag=True)
             components = self._component_variances(self._train_embedding, prior).clamp_min(0.0)
             self._unit_norms = components.amax(-1)
-            self._unit_task_variances = components @ self._U.square().transpose(0, 1)
+            self._unit_task_variances = components @ self._U_out.square().transpose(0, 1)
             return
         if getattr(self, "_building", False) and self._full_vector:
             # the embedding of every task at every row is the rebuild's Z: blocks
@@ -758,7 +868,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 + self.regularization * torch.einsum("rsa,rsb->sab", solved, solved)
             )
             self._unit_task_variances = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
-            self._unit_norms = torch.linalg.eigvalsh(blocks).clamp_min(0.0)[:, -1]
+            white = self._white_blocks(blocks)
+            self._unit_norms = torch.linalg.eigvalsh(white).clamp_min(0.0)[:, -1]
             return
         norms, diagonal, _ = self._row_statistics(self.train_X, self.train_tasks)
         self._unit_norms, self._unit_task_variances = norms, diagonal
@@ -797,7 +908,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             residual = prior_k - phi @ phi.transpose(-1, -2)  # k(x, x') - phi~^T phi~
             # eq. (8) before the max, for every pair of points
             component = xi[:, None, None] * (residual.unsqueeze(-3) + self.regularization * quad)
-        mean = mean_rotated @ U.transpose(0, 1)
+        U = self._U_out  # f - c = S g
+        mean = mean_rotated @ U.transpose(0, 1) + self.prior_mean
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
 
@@ -805,11 +917,11 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
         prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
         if self._root is None:
-            return X.new_zeros(*batch, q, n), prior
+            return X.new_zeros(*batch, q, n) + self.prior_mean, prior
         D_X, D_tasks, _ = self._dictionary_columns()
         cross = self.kernel.task_block_covariance(X, D_X, D_tasks)  # b x q x n x J
         phi = (cross @ self._root).reshape(*batch, q * n, -1)  # Phi~_t(x)^T rows
-        mean = (phi @ self._alpha).reshape(*batch, q, n)
+        mean = (phi @ self._alpha).reshape(*batch, q, n) + self.prior_mean
         r = phi.shape[-1]
         columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q n)
         solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
@@ -832,8 +944,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
         Two updates (``resample_dictionary``):
 
-        * ``True`` (the default for unbatched rows of the model's kind with noise
-          ``eta``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
+        * ``True`` (the default for unbatched rows of the model's kind with the model's
+          noise, ``eta`` or each task's ``lambda_i``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
           the dictionary is redrawn with the current variances, the sketch rebuilt).
         * ``False`` (the default otherwise: batched ``X`` / ``Y`` such as BoTorch's
           fantasies, other ``noise`` variances, rows of the other kind): the
@@ -843,7 +955,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
           A redraw cannot serve a batch: each batch element (each fantasy, each
           candidate set of ``qKnowledgeGradient``) would draw its own dictionary of its
           own size, at random and not differentiably in ``X``; and Algorithm 2's
-          embedding assumes the one noise variance ``eta``.
+          embedding assumes the model's noise variances.
 
         Fantasies (``fantasize``) use the second update: they are drawn from
         ``Gamma~_t`` plus noise and conditioned under the same process, so they are
@@ -882,7 +994,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             if not own_kind:
                 raise UnsupportedError(
                     "resample_dictionary=True (MT-BKB's update, Algorithm 2) takes unbatched "
-                    "rows of the model's kind with its noise eta, on a model that is not "
+                    "rows of the model's kind with its own noise, on a model that is not "
                     "conditioned or subset already; pass resample_dictionary=False to "
                     "condition the sketched posterior exactly with the dictionary kept"
                 )

@@ -1,9 +1,11 @@
-"""The exact posterior of a zero-mean multi-task GP with a fixed multi-task kernel.
+"""The exact posterior of a multi-task GP with a fixed multi-task kernel.
 
 Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.1: vector-valued kernel ridge
 regression, mu_t(x) = G_t(x)^T (G_t + eta I)^{-1} Y_t and eq. (1),
 Gamma_t(x, x') = Gamma(x, x') - G_t(x)^T (G_t + eta I)^{-1} G_t(x'); Section 3.3 and
-Appendix A (eqs. 3-6) for ICM kernels; paper 001, Section 3, for task-indexed data.
+Appendix A (eqs. 3-6) for ICM kernels; paper 001, Section 3, for task-indexed data. A
+constant prior mean per task and a noise variance per task generalize these exactly
+(``FixedKernelMultiTaskModel``: ``c + ...`` and ``Lambda`` in place of ``eta I``).
 """
 
 from __future__ import annotations
@@ -42,8 +44,12 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         \mu_t(x) = G_t(x)^\top (G_t + \eta I)^{-1} Y_t, \qquad
         \Gamma_t(x, x') = \Gamma(x, x') - G_t(x)^\top (G_t + \eta I)^{-1} G_t(x').
 
-    The prior mean is zero and the kernel is fixed (its parameters are frozen). The
-    noise variance ``eta`` is the papers' regularization; no outcome transform is applied.
+    The kernel is fixed (its parameters are frozen). The noise variance ``eta`` is the
+    papers' regularization and the prior mean is zero, as the theory assumes, unless
+    ``prior_mean`` (a constant ``c_i`` per task) and ``noise_variances`` (``lambda_i``
+    per task) are given: then ``mu_t(x) = c + G_t(x)^T (G_t + Lambda)^{-1} (Y_t - c)``
+    and ``Lambda`` replaces ``eta I`` (``FixedKernelMultiTaskModel``; how the widths
+    treat them: ``confidence.mt_kb_width``). No outcome transform is applied.
 
     Two kinds of data:
 
@@ -61,7 +67,11 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     eigen-decomposition of ``K_t`` (as in Appendix A), because a Cholesky factor can be
     extended in ``O(t^2)`` when an observation arrives while an eigen-decomposition of
     ``K_t`` would have to be recomputed; the numbers are the same. Otherwise the full
-    ``M x M`` Gram matrix of the ``M`` scalar observations is factorized.
+    ``M x M`` Gram matrix of the ``M`` scalar observations is factorized. With noise
+    variances that differ between tasks the eigen route runs on the whitened function
+    (task covariance ``S^{-1} B S^{-1}``, one noise level ``eta``; exact, see
+    ``FixedKernelMultiTaskModel``) and the general route puts each observation's own
+    noise variance on the diagonal.
 
     ``condition_on_observations`` / ``append_observations`` extend these Cholesky
     factors by a Schur-complement block written in place into a preallocated buffer
@@ -81,11 +91,14 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     **BoTorch's model API.** ``condition_on_observations`` takes batches and
     per-observation ``noise`` (honoured exactly by Gaussian conditioning of the
     posterior, ``models.conditioning``; the in-place route above whenever the rows are
-    unbatched with noise ``eta``), ``fantasize`` makes ``num_fantasies x batch`` models
+    unbatched with the model's noise), ``fantasize`` makes ``num_fantasies x batch`` models
     (so BoTorch's ``qKnowledgeGradient`` and ``qNegIntegratedPosteriorVariance`` run),
     ``subset_output`` keeps all observations and restricts the outputs, and ``.to()``
     moves and casts every factor and buffer. ``VectorValuedGP.from_model`` converts a
-    fitted BoTorch model.
+    fitted BoTorch model (its constant means and per-task noise included).
+    ``state_dict`` holds the kernel, the data, ``prior_mean`` and ``noise_variances``;
+    ``load_state_dict`` accepts the state of a model of the same structure with any
+    number of rows and rebuilds every factor from it.
 
     Example:
         >>> import torch
@@ -105,12 +118,12 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     """
 
     _num_outputs: int
-    # Tensors of the posterior state, registered as buffers so that ``.to()``,
-    # ``state_dict`` and ``deepcopy`` carry them.
-    _STATE_BUFFERS = (
-        "train_X",
-        "train_Y",
-        "train_tasks",
+    # The data: persistent buffers (``state_dict``, ``.to()``, ``deepcopy``).
+    _DATA_BUFFERS = ("train_X", "train_Y", "train_tasks")
+    # What is computed from the kernel, the data and the noise: buffers that ``.to()``
+    # and ``deepcopy`` carry but ``state_dict`` leaves out (``load_state_dict``
+    # rebuilds them).
+    _DERIVED_BUFFERS = (
         "_obs_X",
         "_obs_tasks",
         "_obs_y",
@@ -120,6 +133,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         "_U",
         "_group_of",
         "_group_xi",
+        "_U_out",
     )
 
     def __init__(
@@ -128,8 +142,11 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         train_Y: Tensor,
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
-        regularization: float,
+        regularization: float | None = None,
         train_tasks: Tensor | None = None,
+        *,
+        prior_mean: float | Sequence[float] | Tensor | None = None,
+        noise_variances: float | Sequence[float] | Tensor | None = None,
     ) -> None:
         r"""Build the posterior from data.
 
@@ -142,9 +159,16 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 ``UniformSimilarityTaskKernel``), or a list matching ``data_kernel``.
                 A list gives a sum of separable kernels; ``[e_i e_i^T]`` with per-task
                 kernels gives independent tasks.
-            regularization: The regularization / noise variance ``eta > 0``.
+            regularization: The regularization / noise variance ``eta > 0`` of every
+                task (required unless ``noise_variances`` is given).
             train_tasks: ``N`` (or ``N x 1``) task indices in ``[0, n - 1]`` for
                 task-indexed data; ``None`` for full-vector data.
+            prior_mean: The constant prior mean ``c_i`` of each task: a number or ``n``
+                values (default: zero).
+            noise_variances: The noise variance ``lambda_i > 0`` of each task's
+                observations: a number or ``n`` values, in place of
+                ``regularization``; the model's ``regularization`` is then
+                ``eta = min_i lambda_i``.
 
         Raises:
             TypeError: For a non-tensor input, a non-kernel ``data_kernel``, a bad
@@ -154,31 +178,52 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 the kernel overflows (``1e300 * X``), mismatched rows, a wrong number
                 of output columns, ``regularization <= 0``, a task covariance that is
                 not PSD or of the wrong size, or a task index out of range or not a
-                whole number.
+                whole number; ``prior_mean`` / ``noise_variances`` not finite, not
+                ``n`` values or (noise) not ``> 0``; both ``regularization`` and
+                ``noise_variances`` given (``TypeError`` for neither).
         """
         super().__init__()
         self._candidates: dict | None = None  # track_candidates
-        for name in self._STATE_BUFFERS:
+        for name in self._DATA_BUFFERS:
             self.register_buffer(name, None)
+        for name in self._DERIVED_BUFFERS:
+            self.register_buffer(name, None, persistent=False)
         train_X, train_Y, train_tasks = self._setup(
-            train_X, train_Y, data_kernel, task_covariance, regularization, train_tasks
+            train_X,
+            train_Y,
+            data_kernel,
+            task_covariance,
+            regularization,
+            train_tasks,
+            prior_mean=prior_mean,
+            noise_variances=noise_variances,
         )
         self.train_X = train_X.clone()
         self.train_Y = train_Y.clone()
         self.train_tasks = train_tasks
+        self._rebuild_state()
+
+    def _rebuild_state(self) -> None:
+        """Factorize the data from scratch with the current kernel, prior mean and noise
+        variances (the constructor, ``load_state_dict``); a tracked candidate set is
+        tracked again."""
+        candidates = self._candidates
+        self._candidates = None
         with torch.no_grad(), _eager_kernels():
             if self._use_icm:
                 self._init_eigen_system()
                 self._factorize_icm()
             else:
                 self._factorize_general()
+        if candidates is not None:
+            self.track_candidates(candidates["points"], candidates["max_entries"])
 
     @classmethod
     def from_model(cls, model: Model) -> VectorValuedGP:
         """A ``VectorValuedGP`` with the kernels and noise of a fitted BoTorch model.
 
         A thin wrapper of ``botorch_mtucb.models.conversion.vector_valued_gp_from_model``
-        (see there for the models accepted, the zero prior mean and the noise used).
+        (see there for the models accepted, the prior mean and the noise carried over).
 
         Example:
             >>> import torch
@@ -219,15 +264,18 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         self._obs_X, self._obs_tasks, self._obs_y = obs_X, obs_tasks, obs_y
         gram = self.kernel.observation_covariance(obs_X, obs_tasks, obs_X, obs_tasks)
         check_kernel_values(gram, self.train_X, "train_X")
-        gram = gram + self.regularization * torch.eye(
-            gram.shape[-1], dtype=gram.dtype, device=gram.device
-        )
+        gram = gram + torch.diag(self._observation_noise(obs_tasks))  # G_t + Lambda
         self._factor = GrowingCholesky(gram, regularization=self.regularization)
-        self._forward_y = self._factor.solve(obs_y.unsqueeze(-1)).squeeze(-1)  # L^{-1} y
+        centered = obs_y - self.prior_mean[obs_tasks]
+        self._forward_y = self._factor.solve(centered.unsqueeze(-1)).squeeze(-1)  # L^{-1} (y - c)
 
     def _init_eigen_system(self) -> None:
-        xi, U, group_of, group_xi = eigen_groups(self.kernel.task_covariances[0])
+        """The eigen-system of the whitened task covariance ``S^{-1} B S^{-1}`` (``B``
+        itself when the tasks share one noise variance) and ``S U``."""
+        B = self._white_task_covariance(self.kernel.task_covariances[0])
+        xi, U, group_of, group_xi = eigen_groups(B)
         self._xi, self._U, self._group_of, self._group_xi = xi, U, group_of, group_xi
+        self._U_out = self._output_basis(U)
 
     def _factorize_icm(self) -> None:
         kernel = self.kernel.kernels[0]
@@ -243,7 +291,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         self._factor = GrowingCholesky.from_blocks(
             fill, len(group_xi), t, gram, regularization=self.regularization
         )
-        self._rotated_Y = self.train_Y @ self._U  # t x n, the Y_t^i of Appendix A
+        self._rotated_Y = self._white_targets(self.train_Y, None) @ self._U  # Y_t^i of App. A
         # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
         solved = self._factor.solve(self._rotated_Y.expand(self._factor.buffer.shape[0], t, -1))
         self._forward_y = self._pick_groups(solved)  # t x n
@@ -303,8 +351,8 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         n = self.num_tasks
         num_obs = self._obs_y.numel()
         if solved is None or num_obs == 0:
-            return prior.new_zeros(*batch, q, n), prior
-        mean = (self._forward_y @ solved).reshape(*batch, q, n)
+            return prior.new_zeros(*batch, q, n) + self.prior_mean, prior
+        mean = (self._forward_y @ solved).reshape(*batch, q, n) + self.prior_mean
         solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
         reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
         return mean, prior - reduction
@@ -330,9 +378,10 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         self, solved: Tensor | None, prior_k: Tensor, batch: torch.Size, q: int
     ) -> tuple[Tensor, Tensor]:
         """Moments (paper 000, eqs. (5)-(6)) from ``L_g^{-1} k_t(x)`` (``r x t x (B q)``;
-        ``None``: no data) and ``k(x, x')`` (``batch x q x q``)."""
+        ``None``: no data) and ``k(x, x')`` (``batch x q x q``); mapped back from the
+        whitened function by ``c + S U`` (``_U_out``)."""
         n = self.num_tasks
-        xi, U = self._xi, self._U
+        xi, U = self._xi, self._U_out
         if solved is None:
             quad = prior_k.new_zeros(*batch, n, q, q)
             mean_rotated = prior_k.new_zeros(*batch, q, n)
@@ -347,7 +396,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             quad = quad[:, self._group_of].reshape(*batch, n, q, q)
         # eq. (6) before the max: xi_i (k(x, x') - xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} k_t(x'))
         component = xi[:, None, None] * (prior_k.unsqueeze(-3) - xi[:, None, None] * quad)
-        mean = mean_rotated @ U.transpose(0, 1)
+        mean = mean_rotated @ U.transpose(0, 1) + self.prior_mean
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
 
@@ -494,12 +543,13 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         prior = candidates["prior"][index]
         mean = candidates["mean"][index]  # b x n
         if self._use_icm:
-            xi, U = self._xi, self._U
+            xi, U = self._xi, self._U_out
             quad = candidates["second"][:, index][self._group_of].transpose(0, 1)  # b x n
             component = xi * (prior.reshape(-1, 1) - xi * quad)  # b x n, eq. (6) before the max
-            mean = (mean * xi) @ U.transpose(0, 1)
+            mean = (mean * xi) @ U.transpose(0, 1) + self.prior_mean
             covariance = (U * component.unsqueeze(-2)) @ U.transpose(0, 1)  # b x n x n
             return mean.unsqueeze(-2), covariance
+        mean = mean + self.prior_mean
         return mean.unsqueeze(-2), prior - candidates["second"][index]
 
     def _candidate_index(self, X: Tensor) -> Tensor | None:
@@ -527,6 +577,10 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
 
         Equals ``1/2 sum_s log det(I_n + Gamma_{s-1}(x_s, x_s) / eta)`` (paper 000,
         Theorem 2 and Lemma 4): the mutual information between ``f`` and the data.
+        With per-task noise (``noise_variances``) it is the mutual information
+        ``1/2 log det(I + Lambda^{-1/2} G_t Lambda^{-1/2})``, ``Lambda`` the diagonal of
+        the observations' noise variances (the whitened function's ``1/2 log det(I +
+        G'_t / eta)``); the prior mean does not enter.
 
         Example:
             >>> import torch
@@ -550,7 +604,9 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         if self._obs_y.numel() == 0:
             return self._obs_y.new_zeros(())
         half_logdet = self._factor.half_log_det()
-        return half_logdet - 0.5 * self._obs_y.numel() * log_eta
+        if not self.has_task_noise:
+            return half_logdet - 0.5 * self._obs_y.numel() * log_eta
+        return half_logdet - 0.5 * self._observation_noise(self._obs_tasks).log().sum()
 
     # ----------------------------------------------------------- conditioning
     def append_observations(
@@ -583,9 +639,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
     def _append_general(self, X: Tensor, Y: Tensor, tasks: Tensor | None) -> None:
         new_X, new_tasks, new_y = self._scalar_observations(X, Y, tasks)
         new_block = self.kernel.observation_covariance(new_X, new_tasks, new_X, new_tasks)
-        new_block = new_block + self.regularization * torch.eye(
-            new_block.shape[-1], dtype=new_block.dtype, device=new_block.device
-        )
+        new_block = new_block + torch.diag(self._observation_noise(new_tasks))
         check_kernel_values(new_block, X, "X")
         index = self._candidate_index(new_X)
         if index is not None:  # W^T = L^{-1} G(obs, new) is a set of columns of V
@@ -602,7 +656,8 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             cross = self.kernel.task_block_covariance(points, new_X, new_tasks)  # N x 1 x n x m
             self._extend_candidates(cross.reshape(-1, new_y.numel()).transpose(0, 1))
         num_obs = self._forward_y.numel()
-        self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), new_y.unsqueeze(-1))
+        centered = (new_y - self.prior_mean[new_tasks]).unsqueeze(-1)
+        self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), centered)
         self._forward_y = self._forward_y.squeeze(-1)
         if self._candidates is not None:
             solves = self._candidates["solves"]
@@ -653,7 +708,7 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 cross = kernel(points, X.expand(points.shape[0], m, X.shape[-1])).to_dense()
                 cross = cross.reshape(points.shape[0], m).transpose(0, 1)  # m x N
             self._extend_candidates(cross.expand(r, m, -1))
-        rotated = Y @ self._U  # m x n
+        rotated = self._white_targets(Y, None) @ self._U  # m x n
         extended = self._extend_forward(
             self._forward_y.expand(r, t, -1), rotated.expand(r, *rotated.shape)
         )  # r x (t + m) x n, only each component's own group is meaningful

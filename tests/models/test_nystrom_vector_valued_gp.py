@@ -7,13 +7,12 @@ import copy
 
 import numpy as np
 import pytest
-import scipy.linalg
 import torch
 from botorch.exceptions.errors import UnsupportedError
 from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import RBFKernel
-from oracles import make_rbf
+from oracles import dense_sketch, make_rbf
 
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
 from botorch_mtucb.models.nystrom_vector_valued_gp import PSEUDO_INVERSE_RTOL
@@ -45,54 +44,6 @@ def _test_points(dtype, q=4, seed=1):
 def _moments(model, X):
     posterior = model.posterior(X)
     return _np(posterior.mean), _np(posterior.distribution.covariance_matrix)
-
-
-def dense_sketch(oracle, train_X, train_Y, tasks, dictionary, probabilities, X, rtol=1e-10):
-    r"""Paper 000, Section 3.2, transcribed densely: ``Phi~ = (G~^{1/2})^+ G~(x)`` with
-    ``G~`` and ``G~(x)`` reweighted by ``1/sqrt(p)``; ``mu~`` and ``Gamma~`` as written.
-
-    A full-vector dictionary row contributes its ``n`` scalar columns ``(x, 0..n-1)``.
-    Eigenvalues of ``G~`` below ``rtol`` times the largest are dropped from the
-    pseudo-inverse. Returns the mean ``q x n`` and covariance ``(q n) x (q n)``
-    (interleaved).
-    """
-    n = oracle.num_tasks
-    train_X = np.asarray(train_X, dtype=np.float64)
-    D = train_X[dictionary]
-    if tasks is None:
-        D_X, D_tasks = np.repeat(D, n, axis=0), np.tile(np.arange(n), len(dictionary))
-        weights = np.repeat(1.0 / np.sqrt(probabilities), n)
-    else:
-        D_X, D_tasks = D, np.asarray(tasks)[dictionary]
-        weights = 1.0 / np.sqrt(probabilities)
-
-    def embedding_columns(points):  # G~(x) for every x of points: J x (len(points) n)
-        full = oracle.gamma(D_X, points)  # J x n x P x n
-        rows = full[np.arange(len(D_X)), D_tasks]  # J x P x n
-        return weights[:, None] * rows.reshape(len(D_X), -1)
-
-    G = oracle.observation_gram(D_X, D_tasks, D_X, D_tasks) * np.outer(weights, weights)
-    root = scipy.linalg.sqrtm(G)
-    root = np.real_if_close(root, tol=1e6).real
-    # (G~^{1/2})^+ with singular values below sqrt(rtol) of the largest dropped, i.e.
-    # the eigenvalues of G~ below rtol of the largest
-    pinv_root = np.linalg.pinv(0.5 * (root + root.T), rcond=np.sqrt(rtol), hermitian=True)
-    phi_train = pinv_root @ embedding_columns(train_X)  # J x (t n)
-    Y = np.asarray(train_Y, dtype=np.float64)
-    if tasks is None:
-        V = phi_train @ phi_train.T
-        b = phi_train @ Y.reshape(-1)
-    else:
-        chosen = phi_train.reshape(len(D_X), len(train_X), n)[:, np.arange(len(train_X)), tasks]
-        V = chosen @ chosen.T
-        b = chosen @ Y.reshape(-1)
-    A = V + oracle.eta * np.eye(V.shape[0])
-    phi = pinv_root @ embedding_columns(np.asarray(X, dtype=np.float64))  # J x (q n)
-    mean = phi.T @ np.linalg.solve(A, b)
-    q = len(X)
-    prior = oracle.gamma(np.asarray(X, dtype=np.float64), np.asarray(X)).reshape(q * n, q * n)
-    covariance = prior - phi.T @ phi + oracle.eta * phi.T @ np.linalg.solve(A, phi)
-    return mean.reshape(q, n), covariance
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -1,0 +1,208 @@
+r"""``load_state_dict`` for the fixed-kernel models: load, then rebuild the posterior.
+
+A fixed-kernel model's ``state_dict`` holds what its posterior is computed from: the
+kernel (data kernels' parameters and buffers, task covariances), the training data
+(``train_X``, ``train_Y``, ``train_tasks``), the prior mean and the noise variances
+(and, for the sketch, its dictionary). The factors computed from them (Cholesky factors,
+the eigen-system of the task covariance, ``L^{-1} y``, a tracked candidate set) are not
+in it: ``load_state_dict`` rebuilds them from the loaded state, so that a loaded model
+gives the posterior of the loaded parameters and data. The data may have another
+number of rows than the receiving model's (the state of a grown model).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from botorch.exceptions.errors import UnsupportedError
+from torch import Tensor
+
+from botorch_mtucb.models.task_noise import per_task_values
+from botorch_mtucb.utils.checks import check_task_covariance, check_tensor
+
+
+class RebuildOnLoadMixin:
+    """``load_state_dict`` that accepts data of any size and rebuilds the posterior.
+
+    For ``FixedKernelMultiTaskModel``: subclasses list the persistent buffers whose
+    size follows the data in ``_RESIZABLE_BUFFERS`` and rebuild their posterior from
+    the loaded state in ``_rebuild_state``.
+
+    Example:
+        >>> import torch
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> X = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)
+        >>> short = RBFKernel().initialize(lengthscale=0.3)
+        >>> grown = VectorValuedGP(X, X.sin().repeat(1, 2), short, torch.eye(2), 0.1)
+        >>> model = VectorValuedGP(X[:2], X[:2].repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+        >>> _ = model.load_state_dict(grown.state_dict())  # other lengthscale, more rows
+        >>> torch.equal(model.posterior(X).mean, grown.posterior(X).mean)
+        True
+    """
+
+    _RESIZABLE_BUFFERS: tuple[str, ...] = ("train_X", "train_Y", "train_tasks")
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ):
+        r"""Load the kernel, the data, the prior mean and the noise variances, then
+        rebuild every factor of the posterior from them (``torch.nn.Module`` semantics
+        otherwise).
+
+        The training data may have any number of rows (the state of a model that
+        grew by ``append_observations``). With ``strict=False`` the entries that the
+        state lacks keep the receiving model's values, and the posterior is rebuilt
+        from the mix (refused if it is inconsistent, e.g. ``train_X`` and ``train_Y``
+        of different lengths). Entries of factors that earlier versions saved are
+        ignored (they are rebuilt). If loading or rebuilding fails the model is left
+        as it was.
+
+        Args:
+            state_dict: A ``state_dict()`` of a model of the same class and structure
+                (kernel terms, tasks, input dimension, kind of data).
+            strict: As ``torch.nn.Module.load_state_dict``.
+            assign: As ``torch.nn.Module.load_state_dict``; the model keeps its dtype
+                and device.
+
+        Returns:
+            ``NamedTuple`` with ``missing_keys`` and ``unexpected_keys``, as torch.
+
+        Raises:
+            UnsupportedError: If this model, or the model whose state this is, is
+                conditioned beyond its own data (``condition_on_observations`` with
+                batches or other noise, ``fantasize``) or a ``subset_output``: load the
+                state of (into) the model built from data, then condition it or take
+                the subset again.
+            ValueError: If the state is of another structure (kernel terms, tasks,
+                input dimension, full-vector versus task-indexed data) or holds
+                invalid values (non-finite data, task indices out of range, a task
+                covariance that is not PSD, noise variances ``<= 0``).
+            RuntimeError: As torch (missing or unexpected keys with ``strict=True``).
+        """
+        self._refuse_to_load("this model is", self)
+        metadata = getattr(state_dict, "_metadata", None)
+        state = OrderedDict(state_dict)
+        if metadata is not None:
+            state._metadata = metadata
+        _refuse_derived_state(state)
+        for name in self._non_persistent_buffers_set:  # factors saved by earlier versions
+            state.pop(name, None)
+        self._check_state_structure(state)
+        like = self.train_X
+        backup = OrderedDict((k, v.clone()) for k, v in self.state_dict().items())
+        noise, regularization = self.noise_variances.clone(), self.regularization
+        candidates = getattr(self, "_candidates", None)
+        self._resize_buffers(state)
+        try:
+            result = super().load_state_dict(state, strict=strict, assign=assign)
+            if assign:
+                self.to(device=like.device, dtype=like.dtype)
+            self._after_load(noise, regularization)
+        except Exception:
+            self._resize_buffers(backup)
+            super().load_state_dict(backup)
+            self.regularization = regularization
+            self._set_noise_scale()
+            self._candidates = candidates  # tracked again by the rebuild
+            self._rebuild_state()
+            raise
+        return result
+
+    def _rebuild_state(self) -> None:
+        """Recompute every factor from the kernel, the data, the mean and the noise."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _refuse_to_load(self, whose: str, model: Any) -> None:
+        if getattr(model, "_conditioning", None) is not None:
+            raise UnsupportedError(
+                f"load_state_dict rebuilds a model from its own data, and {whose} "
+                "conditioned beyond it (condition_on_observations with batches or other "
+                "noise variances, or fantasize): load the state into a model built by "
+                "the constructor, then condition that one again"
+            )
+        if getattr(model, "_output_tasks", None) is not None:
+            raise UnsupportedError(
+                f"load_state_dict rebuilds all tasks of a model, and {whose} a "
+                "subset_output: load the state into the full model, then call "
+                "subset_output again"
+            )
+
+    def _check_state_structure(self, state: Mapping[str, Tensor]) -> None:
+        """The state's kernel, tasks, input dimension and kind of data are this model's."""
+        own = self.kernel.task_covariances
+        key = "kernel.task_covariances"
+        if key in state and tuple(state[key].shape) != tuple(own.shape):
+            raise ValueError(
+                f"state_dict holds {tuple(state[key].shape)[0]} kernel term(s) on "
+                f"{tuple(state[key].shape)[-1]} task(s) ({key}: {tuple(state[key].shape)}); "
+                f"this model has {own.shape[0]} on {own.shape[-1]}: build a model with the "
+                "same kernel structure to load it into"
+            )
+        n = self.num_tasks
+        for name in ("prior_mean", "noise_variances"):
+            if name in state and tuple(state[name].shape) != (n,):
+                raise ValueError(
+                    f"state_dict's {name} must hold one value per task ({n}), got shape "
+                    f"{tuple(state[name].shape)}"
+                )
+        if ("train_tasks" in state) == self._full_vector:
+            held = "task-indexed" if "train_tasks" in state else "full-vector"
+            mine = "full-vector" if self._full_vector else "task-indexed"
+            raise ValueError(
+                f"state_dict is that of a model of {held} data, and this model holds "
+                f"{mine} data: load it into a model built on {held} data"
+            )
+        columns = n if self._full_vector else 1
+        expected = {"train_X": self._input_dim, "train_Y": columns}
+        for name, width in expected.items():
+            if name in state and (state[name].dim() != 2 or state[name].shape[-1] != width):
+                raise ValueError(
+                    f"state_dict's {name} must be N x {width} for this model, got shape "
+                    f"{tuple(state[name].shape)}"
+                )
+
+    def _resize_buffers(self, state: Mapping[str, Tensor]) -> None:
+        """Give the data buffers the sizes of ``state``'s (dtype and device kept)."""
+        for name in self._RESIZABLE_BUFFERS:
+            local, value = self._buffers.get(name), state.get(name)
+            if local is None or value is None or local.shape == value.shape:
+                continue
+            self._buffers[name] = torch.empty(value.shape, dtype=local.dtype, device=local.device)
+
+    def _after_load(self, noise_before: Tensor, regularization_before: float) -> None:
+        """Check the loaded values, refresh ``eta`` and ``S``, rebuild the posterior."""
+        check_tensor(self.train_X, "state_dict's train_X", dim=2)
+        check_tensor(self.train_Y, "state_dict's train_Y", dim=2)
+        self._check_training_data(self.train_X, self.train_Y, self.train_tasks)
+        per_task_values(self.prior_mean, self.num_tasks, "state_dict's prior_mean", False)
+        per_task_values(self.noise_variances, self.num_tasks, "state_dict's noise_variances", True)
+        for j, B in enumerate(self.kernel.task_covariances):
+            check_task_covariance(B, name=f"state_dict's kernel.task_covariances[{j}]")
+        if torch.equal(self.noise_variances, noise_before):
+            self.regularization = regularization_before  # the number it was built with
+        else:
+            self.regularization = float(self.noise_variances.min())
+        self._set_noise_scale()
+        for parameter in self.kernel.parameters():
+            parameter.requires_grad_(False)
+        self._rebuild_state()
+
+
+def _refuse_derived_state(state: Mapping[str, Tensor]) -> None:
+    """Refuse the state of a conditioned or subset model (not rebuilt from data)."""
+    if any(key.startswith("_conditioning.") for key in state):
+        raise UnsupportedError(
+            "state_dict is that of a model conditioned beyond its own data "
+            "(condition_on_observations with batches or other noise variances, or "
+            "fantasize), which load_state_dict does not rebuild: load the state of the "
+            "model it came from, then condition it again"
+        )
+    if "_output_tasks" in state:
+        raise UnsupportedError(
+            "state_dict is that of a subset_output model: load the state of the full "
+            "model, then call subset_output again"
+        )
