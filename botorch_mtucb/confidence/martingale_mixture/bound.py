@@ -228,6 +228,9 @@ class MartingaleMixtureBound(RebuiltOnLoad):
         the constructor (which then checks emptiness) and by ``load_state_dict`` (the
         next bound checks it, as after ``append_observations``)."""
         self.train_X, self.train_Y = self.train_X.to(_DTYPE), self.train_Y.to(_DTYPE)
+        for module in (self.kernel, self.input_transform):  # float64 (load(assign=True))
+            if module is not None:
+                module.to(dtype=_DTYPE)
         check_training_data(self.train_X, self.train_Y)
         t = self.train_X.shape[0]
         with torch.no_grad():

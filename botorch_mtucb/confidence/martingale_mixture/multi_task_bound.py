@@ -200,6 +200,7 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
         and ``load_state_dict``): the eigen-decomposition of ``B`` on the Kronecker route
         and the distinct inputs; the spectrum and the emptiness check at the next bound."""
         X, tasks, Y = self.train_X.to(_DTYPE), self.train_tasks.long(), self.train_Y.to(_DTYPE)
+        self.kernel.to(dtype=_DTYPE)  # float64 also after load_state_dict(assign=True)
         if X.dim() != 2 or tasks.shape != Y.shape or Y.shape != X.shape[:1]:
             raise ValueError(
                 f"train_X, train_tasks and train_Y must be M x d, M and M, got "

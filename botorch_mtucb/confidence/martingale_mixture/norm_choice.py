@@ -1,7 +1,9 @@
 r"""A norm bound ``B`` chosen from the data, for when no ``||f||_H <= B`` is known.
 
 Paper 002's bounds need ``B >= ||f||_H``, which a BoTorch user never knows. With
-``rkhs_norm_bound=None`` the from-model route takes
+``rkhs_norm_bound=None`` (``MartingaleMixtureBound`` and its ``from_model``) the bound
+takes, from the spectrum of ``K_t`` it computes anyway (``rkhs_norm_bound_from_spectrum``:
+one eigen-decomposition for the choice, the emptiness check and the exact bound),
 
 .. math::
     B = c_B \max\Big(\|\mu_t\|_{\mathcal H},\; \frac{\sigma}{\sqrt{\max_i k(x_i, x_i)}}\Big),

@@ -85,6 +85,13 @@ def test_state_holds_no_derived_tensors_and_survives_torch_save():
     target = MartingaleMixtureBound(X[:2], Y[:2], rbf(), 1.0, 0.5, 0.2)
     target.load_state_dict(torch.load(buffer, weights_only=True))
     assert_same_bounds(target, bound, test_X)
+    # assign=True puts the state's own tensors in place: the bound stays float64
+    single = {k: v.float() if isinstance(v, torch.Tensor) else v for k, v in state.items()}
+    target.load_state_dict(single, assign=True)
+    assert target.train_X.dtype == target.kernel.raw_lengthscale.dtype == torch.float64
+    assert not target.kernel.raw_lengthscale.requires_grad
+    float32 = MartingaleMixtureBound(X.float(), Y.float(), rbf(0.3).float(), 5.0, 0.1, 0.01)
+    assert_same_bounds(target, float32, test_X)
 
 
 def test_from_model_state_keeps_the_transforms_and_the_chosen_norm():
