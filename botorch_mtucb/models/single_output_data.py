@@ -67,6 +67,8 @@ class SingleOutputData:
         model_name: The model's class name (for error messages).
         output_index: For one output of a batched multi-output model, its position in
             the kernel's batch; ``None`` otherwise.
+        learned_noise_variance: The likelihood's homoskedastic noise variance
+            (transformed units; ``None`` for fixed noise), known without training data.
 
     Example:
         >>> import torch
@@ -92,6 +94,7 @@ class SingleOutputData:
     input_dim: int
     model_name: str
     output_index: int | None = None
+    learned_noise_variance: float | None = None
 
     @property
     def num_observations(self) -> int:
@@ -131,6 +134,40 @@ class SingleOutputData:
                 "or pass noise_std"
             )
         return high
+
+    def largest_noise_variance(self) -> float:
+        """The largest noise variance of the training points (transformed units): a
+        sub-Gaussian level valid for every point; without training points, the learned
+        homoskedastic noise variance.
+
+        Raises:
+            ValueError: For fixed noise (``train_Yvar``) and no training points, or a
+                NaN/inf/negative noise variance.
+
+        Example:
+            >>> import torch
+            >>> from botorch.models import SingleTaskGP
+            >>> from botorch_mtucb.models import single_output_data
+            >>> X = torch.rand(0, 2, dtype=torch.float64)  # no data yet
+            >>> data = single_output_data(SingleTaskGP(X, X[:, :1], outcome_transform=None))
+            >>> data.largest_noise_variance() > 0
+            True
+        """
+        noise = self.noise_variance
+        if noise.numel():
+            value = float(noise.max())
+        elif self.learned_noise_variance is not None:
+            value = self.learned_noise_variance
+        else:
+            raise ValueError(
+                f"{self.model_name} has fixed noise (train_Yvar) and no training data, so no "
+                "noise level; pass noise_std"
+            )
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ValueError(
+                f"{self.model_name}'s noise variance must be finite and >= 0, got {value}"
+            )
+        return value
 
     def untransform(self, values: Tensor) -> Tensor:
         """``outcome_shift + outcome_scale * values``: transformed units to user units."""
@@ -255,6 +292,7 @@ def _read_output(model: Model, index: int | None) -> SingleOutputData:
     train_y = member(model.train_targets).detach()
     shift, scale = _outcome_affine_map(model, index)
     noise, fixed = _noise_variance(model, train_y.shape[-1])
+    learned = None if fixed else float(member(model.likelihood.noise.detach()).reshape(-1)[0])
     return SingleOutputData(
         train_X=train_X,
         train_Y=train_y.unsqueeze(-1),
@@ -268,6 +306,7 @@ def _read_output(model: Model, index: int | None) -> SingleOutputData:
         input_dim=_input_dim(model),
         model_name=name,
         output_index=index,
+        learned_noise_variance=learned,
     )
 
 

@@ -316,17 +316,33 @@ def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tens
 def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
     """The grid ``A`` as a 1-d float64 CPU tensor of finite positive numbers.
 
+    A single number (or a 0-d tensor) is a grid of one ``alpha``; a sequence or a 1-d
+    tensor is the grid itself. Nothing else: a 2-d ``alphas`` is not flattened.
+
     Raises:
         TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
             ``None``, booleans and complex numbers included).
-        ValueError: If it is empty or holds a non-positive or non-finite value.
+        ValueError: If it has more than one dimension, is empty or holds a
+            non-positive or non-finite value.
 
     Example:
+        >>> import torch
         >>> from botorch_mtucb.utils.checks import check_alphas
         >>> check_alphas([0.5, 2])
         tensor([0.5000, 2.0000], dtype=torch.float64)
+        >>> try:
+        ...     check_alphas(torch.ones(2, 2))
+        ... except ValueError as error:
+        ...     print(str(error)[:60])
+        alphas must be a number or a 1-d grid of numbers, got shape
     """
-    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=torch.float64).reshape(-1)
+    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=torch.float64)
+    if tensor.dim() > 1:
+        raise ValueError(
+            f"alphas must be a number or a 1-d grid of numbers, got shape {tuple(tensor.shape)}; "
+            "pass one grid (e.g. alphas.reshape(-1) if every entry belongs to it)"
+        )
+    tensor = tensor.reshape(-1)
     if tensor.numel() == 0:
         raise ValueError("alphas must hold at least one value")
     if not torch.isfinite(tensor).all() or (tensor <= 0).any():
@@ -555,8 +571,15 @@ def check_training_data(
             f"{y_name} must be {rows} x 1 with {rows} = {X.shape[0]} (the rows of {x_name}), "
             f"got shape {tuple(Y.shape)}"
         )
-    if not torch.isfinite(X).all() or not torch.isfinite(Y).all():
-        raise ValueError(f"{x_name} and {y_name} must not contain NaN or inf")
+    for name, value in ((x_name, X), (y_name, Y)):
+        if value.is_complex() or value.dtype == torch.bool:
+            raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
+        finite = torch.isfinite(value)
+        if not finite.all():
+            raise ValueError(
+                f"{name} must not contain NaN or inf, got {int((~finite).sum())} non-finite "
+                f"of {value.numel()} entries"
+            )
 
 
 def check_query_points(X: Tensor, dim: int, name: str = "X") -> None:
@@ -650,6 +673,38 @@ def check_normal_floats(values: dict[str, float]) -> None:
                 f"{name} = {value:g} {problem} float64 (it must lie in "
                 f"[{info.tiny:.3g}, {info.max:.3g}])"
             )
+
+
+def check_mixture_numbers(
+    rkhs_norm_bound: float | Tensor | None,
+    noise_std: float | Tensor,
+    delta: float | Tensor,
+    mixture_scale: float | Tensor,
+) -> tuple[float | None, float, float, float]:
+    """The numbers of a martingale-mixture bound (paper 002, eq. (8)): ``B > 0`` (or
+    ``None``: chosen from the data), ``sigma > 0``, ``delta`` in ``(0, 1)``, ``c > 0``,
+    with ``B^2``, ``sigma^2`` and ``sigma^2 / c`` normal float64 numbers (each would give
+    NaN bounds otherwise), as Python floats.
+
+    Raises:
+        TypeError: For a non-number.
+        ValueError: Naming the first number out of its range.
+
+    Example:
+        >>> from botorch_mtucb.utils.checks import check_mixture_numbers
+        >>> check_mixture_numbers(2, 0.1, 0.01, 1)
+        (2.0, 0.1, 0.01, 1.0)
+    """
+    norm = None if rkhs_norm_bound is None else check_positive(rkhs_norm_bound, "rkhs_norm_bound")
+    sigma = check_positive(noise_std, "noise_std")
+    delta = check_delta(delta)
+    c = check_positive(mixture_scale, "mixture_scale")
+    check_normal_floats({
+        "rkhs_norm_bound**2": 1.0 if norm is None else norm * norm,
+        "noise_std**2": sigma * sigma,
+        "noise_std**2 / mixture_scale": sigma * sigma / c,
+    })  # fmt: skip
+    return norm, sigma, delta, c
 
 
 def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
@@ -771,6 +826,46 @@ def check_kernel_values(values: Tensor, inputs: Tensor, name: str) -> None:
         f"x^T x') must stay below {info.max:.3g}: keep the inputs within about "
         f"{math.sqrt(info.max / dim) / 2:.3g} lengthscales of each other (d = {dim}), e.g. "
         f"by rescaling {name} to the unit cube"
+    )
+
+
+def check_finite_result(values: Tensor, name: str, inputs: Tensor | None = None) -> Tensor:
+    """Computed values (``name``, e.g. ``"upper bound"``) are finite, returned unchanged.
+
+    The last line of defence against a silent NaN: when every input was checked and
+    the values are still not finite, a numerical failure happened on the way (an
+    overflow or a ``0 / 0`` that the code did not anticipate), and a clear error is
+    better than a NaN that an optimizer would silently skip or pick.
+
+    Raises:
+        FloatingPointError: If ``values`` holds NaN or inf, naming ``name``, how many
+            values and (with ``inputs``, ``N x d`` matching ``values``' leading
+            dimension) the first input at which it happened.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.checks import check_finite_result
+        >>> check_finite_result(torch.ones(3), "upper bound").tolist()
+        [1.0, 1.0, 1.0]
+        >>> try:
+        ...     check_finite_result(torch.tensor([1.0, float("nan")]), "upper bound")
+        ... except FloatingPointError as error:
+        ...     print(str(error)[:44])
+        the upper bound is not finite at 1 of 2 valu
+    """
+    finite = torch.isfinite(values.detach())
+    if bool(finite.all()):
+        return values
+    bad = ~finite
+    where = ""
+    if inputs is not None and inputs.dim() >= 1 and inputs.shape[0] == values.shape[0]:
+        row = int(bad.reshape(values.shape[0], -1).any(-1).nonzero()[0, 0])
+        where = f" (first at input {inputs[row].detach().cpu().tolist()})"
+    raise FloatingPointError(
+        f"the {name} is not finite at {int(bad.sum())} of {values.numel()} values{where}: a "
+        "numerical failure in float64 with finite inputs. Check the scales (observations, "
+        "noise_std and rkhs_norm_bound within a few dozen decades of each other) and "
+        "report the case; no value is returned rather than a silent NaN or inf"
     )
 
 

@@ -92,6 +92,30 @@ def test_chained_standardize_composes_the_affine_maps():
     torch.testing.assert_close(data.untransform(data.train_Y), Y, rtol=1e-12, atol=1e-10)
 
 
+def test_largest_noise_variance_with_and_without_training_data():
+    model, _, Y, Yvar = model_with_transforms(torch.float64, fixed_noise=True)
+    std = float(Y.std())
+    data = single_output_data(model)
+    assert data.learned_noise_variance is None
+    assert data.largest_noise_variance() == pytest.approx(float(Yvar.max()) / std**2, rel=1e-10)
+    model, X, Y, _ = model_with_transforms(torch.float64)  # learned noise 0.01
+    assert single_output_data(model).largest_noise_variance() == pytest.approx(0.01, rel=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BoTorch's scaling checks of the data
+        empty = SingleTaskGP(X[:0], Y[:0], outcome_transform=None)
+        fixed = SingleTaskGP(X[:0], Y[:0], torch.ones(0, 1, dtype=X.dtype), outcome_transform=None)
+        two = SingleTaskGP(X, torch.cat([Y, -Y], -1), outcome_transform=None)
+    empty.likelihood.noise = 0.03
+    data = single_output_data(empty)
+    assert data.num_observations == 0 and data.noise_variance.numel() == 0
+    assert data.largest_noise_variance() == pytest.approx(0.03, rel=1e-6)
+    with pytest.raises(ValueError, match="fixed noise .* no training data, so no noise level"):
+        single_output_data(fixed).largest_noise_variance()
+    two.likelihood.noise = torch.tensor([[0.02], [0.05]], dtype=X.dtype)
+    levels = [d.learned_noise_variance for d in output_data(two)]
+    assert levels == pytest.approx([0.02, 0.05], rel=1e-6)
+
+
 def test_homoskedastic_noise_variance():
     model, *_ = model_with_transforms(torch.float64)
     assert single_output_data(model).homoskedastic_noise_variance() == pytest.approx(0.01)

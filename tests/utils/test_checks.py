@@ -40,9 +40,12 @@ from botorch_mtucb.utils.checks import (
     as_float,
     as_int,
     as_real_tensor,
+    check_alphas,
     check_candidates,
+    check_finite_result,
     check_kernel_values,
     check_task_indices,
+    check_training_data,
     check_working_precision,
 )
 
@@ -263,6 +266,8 @@ def test_non_numbers_raise_type_error_naming_the_argument(name, argument):
             continue  # None skips the data-dependent width
         if bad is None and (name, argument) == ("mt_kb_width", "noise_std"):
             continue  # None takes the model's noise
+        if bad is None and (name, argument) == ("MartingaleMixtureBound", "rkhs_norm_bound"):
+            continue  # None chooses B from the data
         with pytest.raises(TypeError, match=rf"^{re.escape(argument)} must be "):
             function(**{**kwargs, argument: bad})
 
@@ -505,3 +510,43 @@ def test_check_candidates_accepts_batch_x_1_x_d_only():
         check_candidates(torch.zeros(2))
     with pytest.raises(TypeError, match=r"^X must be a torch.Tensor of shape batch_shape x 1"):
         check_candidates(np.zeros((1, 1, 2)))
+
+
+def test_check_alphas_accepts_a_number_or_a_one_dimensional_grid_only():
+    expected = torch.tensor([0.5], dtype=torch.float64)
+    for one in (0.5, torch.tensor(0.5), [0.5], np.float32(0.5)):
+        torch.testing.assert_close(check_alphas(one), expected)
+    grid = check_alphas(torch.tensor([0.1, 1.0], dtype=torch.float32))
+    assert grid.dtype == torch.float64 and grid.shape == (2,)
+    for bad in (torch.ones(2, 2), [[0.1, 0.2]], np.ones((1, 3)), torch.ones(1, 1, 1)):
+        with pytest.raises(ValueError, match=r"^alphas must be a number or a 1-d grid of numbers"):
+            check_alphas(bad)
+    with pytest.raises(ValueError, match="at least one value"):
+        check_alphas([])
+    with pytest.raises(ValueError, match="finite and > 0"):
+        check_alphas([0.1, -1.0])
+
+
+def test_check_finite_result_raises_a_floating_point_error_naming_the_value():
+    values = torch.tensor([[1.0, 2.0], [3.0, math.nan], [math.inf, 0.0]], dtype=torch.float64)
+    inputs = torch.tensor([[0.1], [0.2], [0.3]], dtype=torch.float64)
+    finite = torch.ones(3, 2)
+    assert check_finite_result(finite, "upper bound") is finite
+    with pytest.raises(FloatingPointError, match=r"^the upper bound is not finite at 2 of 6 "
+                       r"values \(first at input \[0.2\]\)"):  # fmt: skip
+        check_finite_result(values, "upper bound", inputs)
+    with pytest.raises(
+        FloatingPointError, match=r"^the lower bound is not finite at 2 of 6 values:"
+    ):
+        check_finite_result(values, "lower bound")
+
+
+def test_check_training_data_names_the_non_finite_argument():
+    X, Y = torch.zeros(3, 2), torch.zeros(3, 1)
+    check_training_data(X, Y)
+    for name, bad_X, bad_Y in (("train_X", X.clone(), Y), ("train_Y", X, Y.clone())):
+        (bad_X if name == "train_X" else bad_Y)[1, 0] = math.inf
+        with pytest.raises(ValueError, match=rf"^{name} must not contain NaN or inf, got 1 non"):
+            check_training_data(bad_X, bad_Y)
+    with pytest.raises(TypeError, match="^train_Y must be a real tensor"):
+        check_training_data(X, torch.zeros(3, 1, dtype=torch.bool))

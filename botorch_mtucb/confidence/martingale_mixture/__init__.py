@@ -3,9 +3,11 @@
 ``radius`` (eq. (8) and Cor. 4.3), ``alpha_search`` (the dual of eq. (12)),
 ``gram_cache`` (the Cholesky factors of ``K_t + alpha I``, Appendix E.2), ``emptiness``
 (the empty-set test of Lemma 4.2 and its error), ``norm_choice`` (a norm bound chosen
-from the data, for BoTorch models), ``hallucination`` (pending points, GP-BUCB) and
-``bound`` (``MartingaleMixtureBound``) and ``multi_task_bound``
-(``MultiTaskMartingaleMixtureBound``, multi-task kernels).
+from the data, for BoTorch models), ``hallucination`` (pending points, GP-BUCB),
+``repeated_inputs`` (the spectrum through the distinct inputs), ``state`` (what a
+bound's ``state_dict`` holds and the rebuild after ``load_state_dict``), ``bound``
+(``MartingaleMixtureBound``) and ``multi_task_bound`` (``MultiTaskMartingaleMixtureBound``,
+multi-task kernels).
 """
 
 from botorch_mtucb.confidence.martingale_mixture.bound import MartingaleMixtureBound

@@ -261,13 +261,15 @@ class KroneckerSpectralDual(SpectralDual):
     o Z) q^T``, the explained variance ``p^2 G (q^2)^T``, the data fit ``sum Z^2 o G``
     (``grid_values``). The Newton steps of ``minimize`` need one ``alpha`` per point and
     functional; they read the same sums as power series around the pair's best grid
-    point ``alpha_c``: ``1 / (lambda + alpha) = sum_{k >= 1} (alpha_c - alpha)^{k - 1} /
-    (lambda + alpha_c)^k``, whose coefficients are the matrix products above with ``G^k``
-    (``k = 1 ... SERIES_TERMS``). The bracket of a pair lies within a grid step of
-    ``alpha_c``, ``|alpha - alpha_c| <= r alpha_c <= r (lambda + alpha_c)`` with ``r =
-    10^{1 / GRID_PER_DECADE} - 1``, so the series converges geometrically and
-    ``SERIES_TERMS`` terms reach ``r^K < 1e-17``: the values are those of eq. (12) to
-    round-off, for every pair at the cost of a few shared ``alpha`` (the distinct
+    point ``alpha_c``: with ``v = 1 - alpha / alpha_c`` and ``g = alpha_c / (lambda +
+    alpha_c)`` in ``(0, 1]``, ``1 / (lambda + alpha) = alpha_c^{-1} sum_{k >= 1} g^k
+    v^{k - 1}``, whose coefficients are the matrix products above with ``g^k`` in place
+    of ``G`` (``k = 1 ... SERIES_TERMS``; scaled by ``alpha_c^k`` so that no power
+    overflows when ``lambda + alpha_c`` is tiny, e.g. eigenvalues at round-off and
+    small noise). The bracket of a pair lies within a grid step of ``alpha_c``, ``|v| <=
+    r`` with ``r = 10^{1 / GRID_PER_DECADE} - 1``, so the series converges geometrically
+    and ``SERIES_TERMS`` terms reach ``r^K < 1e-15``: the values are those of eq. (12)
+    to round-off, for every pair at the cost of a few shared ``alpha`` (the distinct
     ``alpha_c``, for the points whose pairs use them).
 
     Args:
@@ -353,8 +355,9 @@ class KroneckerSpectralDual(SpectralDual):
         self._series = None
 
     def _coefficients(self) -> tuple[Tensor, Tensor, Tensor]:
-        """The series coefficients of the mean, explained variance and data fit at each
-        pair's centre: three ``(N F) x K`` tensors (cached when gradients are off)."""
+        """The scaled series coefficients (``alpha_c^k`` times those of ``(lambda +
+        alpha_c)^{-k}``) of the mean, explained variance and data fit at each pair's
+        centre: three ``(N F) x K`` tensors (cached when gradients are off)."""
         if self._series is not None and not torch.is_grad_enabled():
             return self._series
         p, q = self.data_factor, self.task_factor
@@ -366,8 +369,8 @@ class KroneckerSpectralDual(SpectralDual):
         for center in torch.unique(centers):  # a few distinct grid points
             uses = centers == center  # N x F
             rows = uses.any(-1).nonzero().squeeze(-1)
-            inverse = 1.0 / (self.products + center)  # t x n
-            powers = torch.cumprod(inverse.expand(K, *inverse.shape), dim=0)  # K x t x n
+            ratio = center / (self.products + center)  # t x n, in (0, 1]
+            powers = torch.cumprod(ratio.expand(K, *ratio.shape), dim=0)  # K x t x n: g^k
             p_rows = p[rows]
             m = ((p_rows @ (powers * self.rotated_Y)) @ q.mT).permute(1, 2, 0)  # R x F x K
             e = (((p_rows * p_rows) @ powers) @ (q * q).mT).permute(1, 2, 0)
@@ -385,16 +388,17 @@ class KroneckerSpectralDual(SpectralDual):
     def _sums(self, alpha: Tensor) -> tuple[tuple[Tensor, Tensor, Tensor], ...]:
         """Each sum and its first two ``alpha``-derivatives at ``alpha`` (``(N F)``)."""
         K = SERIES_TERMS
-        u = self._centers - alpha  # the series variable: (lambda + alpha)^-1 in powers of u
-        k = torch.arange(K, dtype=u.dtype, device=u.device)
-        powers = u.unsqueeze(-1) ** k  # (N F) x K: u^(k-1) for the k-th coefficient
-        lower = torch.cat([torch.zeros_like(powers[:, :1]), powers[:, :-1]], -1)  # u^(k-2)
-        lowest = torch.cat([torch.zeros_like(powers[:, :2]), powers[:, :-2]], -1)  # u^(k-3)
+        center = self._centers
+        v = 1.0 - alpha / center  # the series variable: (lambda + alpha)^-1 in powers of v
+        k = torch.arange(K, dtype=v.dtype, device=v.device)
+        powers = v.unsqueeze(-1) ** k  # (N F) x K: v^(k-1) for the k-th coefficient
+        lower = torch.cat([torch.zeros_like(powers[:, :1]), powers[:, :-1]], -1)  # v^(k-2)
+        lowest = torch.cat([torch.zeros_like(powers[:, :2]), powers[:, :-2]], -1)  # v^(k-3)
         result = []
         for coefficients in self._coefficients():
-            value = (coefficients * powers).sum(-1)
-            first = -(coefficients * k * lower).sum(-1)  # d/d alpha = -d/du
-            second = (coefficients * k * (k - 1) * lowest).sum(-1)
+            value = (coefficients * powers).sum(-1) / center
+            first = -(coefficients * k * lower).sum(-1) / center**2  # d/d alpha = -d/dv / c
+            second = (coefficients * k * (k - 1) * lowest).sum(-1) / center**3
             result.append((value, first, second))
         return tuple(result)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from botorch.models.model import Model
@@ -33,7 +33,7 @@ from botorch_mtucb.confidence.martingale_mixture.emptiness import (
 )
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import RegularizedGramCache
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
-from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import rkhs_norm_bound_from_spectrum
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     radius_squared,
@@ -44,14 +44,14 @@ from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
     DistinctInputs,
     input_spectrum,
 )
+from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
 from botorch_mtucb.models.single_output_data import single_output_data
 from botorch_mtucb.utils.checks import (
     as_float,
     check_alphas,
-    check_delta,
+    check_finite_result,
     check_kernel_values,
-    check_normal_floats,
-    check_positive,
+    check_mixture_numbers,
     check_query_points,
     check_sum_of_squares,
     check_training_data,
@@ -63,7 +63,7 @@ from botorch_mtucb.utils.checks import (
 _DTYPE = torch.float64
 
 
-class MartingaleMixtureBound(Module):
+class MartingaleMixtureBound(RebuiltOnLoad):
     r"""Exact, grid and analytic martingale-mixture confidence bounds (paper 002).
 
     For data ``(x_s, y_s)_{s <= t}`` with ``y_s = f(x_s) + eps_s``, ``||f||_H <= B`` and
@@ -110,7 +110,11 @@ class MartingaleMixtureBound(Module):
     radius stay those of the real observations and only ``rho_alpha`` is computed on the
     training inputs plus the pending points (``hallucination.py``).
 
-    ``.to(device)`` moves the data and caches; the dtype stays float64.
+    ``.to(device)`` moves the data and caches; the dtype stays float64. ``state_dict``
+    holds the kernel, the input transform, the data and the defining numbers (``B``,
+    ``sigma``, ``delta``, ``c``, the outcome map); ``load_state_dict`` rebuilds the
+    rest from them, so a loaded bound gives the values of the bound it was saved from
+    (``state.py``).
 
     Example:
         >>> import torch
@@ -129,12 +133,18 @@ class MartingaleMixtureBound(Module):
         21
     """
 
+    DATA_BUFFERS = ("train_X", "train_Y")
+    DEFINING_NUMBERS = (
+        "rkhs_norm_bound", "noise_std", "delta", "mixture_scale", "outcome_shift",
+        "outcome_scale", "rkhs_norm_bound_from_data",
+    )  # fmt: skip
+
     def __init__(
         self,
         train_X: Tensor,
         train_Y: Tensor,
         kernel: Kernel,
-        rkhs_norm_bound: float,
+        rkhs_norm_bound: float | None,
         noise_std: float,
         delta: float,
         mixture_scale: float = 1.0,
@@ -150,7 +160,11 @@ class MartingaleMixtureBound(Module):
             train_Y: ``t x 1`` observations (same units as ``f``).
             kernel: A GPyTorch kernel without batch shape; it is copied, cast to
                 float64 and frozen (paper 002 assumes a fixed, known kernel).
-            rkhs_norm_bound: ``B > 0``, an upper bound on ``||f||_H``.
+            rkhs_norm_bound: ``B > 0``, an upper bound on ``||f||_H``; ``None`` chooses
+                ``B`` from the data (``norm_choice.rkhs_norm_bound_from_spectrum``: a
+                confidence set that is never empty, a practical choice without the
+                theorem's guarantee; needs ``t >= 1``) and sets
+                ``rkhs_norm_bound_from_data``. ``B`` stays fixed as data are appended.
             noise_std: ``sigma > 0``, the sub-Gaussian noise level (units of ``y``).
             delta: Confidence level in ``(0, 1)``.
             mixture_scale: ``c > 0``, the covariance scale of the mixture
@@ -171,36 +185,53 @@ class MartingaleMixtureBound(Module):
                 ``train_Y`` whose sum of squares overflows float64 (or a radius
                 ``R_t^2`` that does), or ``rkhs_norm_bound^2``, ``noise_std^2`` or
                 ``noise_std^2 / mixture_scale`` outside float64's normal range (each
-                would give NaN bounds), or a ``train_X`` at which the kernel overflows
-                (``1e300 * X``).
+                would give NaN bounds), a ``train_X`` at which the kernel overflows
+                (``1e300 * X``), or ``rkhs_norm_bound=None`` without data.
             EmptyConfidenceSetError: If the data contradict ``rkhs_norm_bound`` and
                 ``noise_std`` (the confidence set is empty).
         """
         super().__init__()
         check_training_data(train_X, train_Y)
         check_unbatched_kernel(kernel)
-        self.rkhs_norm_bound = check_positive(rkhs_norm_bound, "rkhs_norm_bound")
-        self.noise_std = check_positive(noise_std, "noise_std")
-        self.delta = check_delta(delta)
-        self.mixture_scale = check_positive(mixture_scale, "mixture_scale")
-        self.outcome_shift = as_float(outcome_shift, "outcome_shift")
-        self.outcome_scale = as_float(outcome_scale, "outcome_scale")
-        if self.outcome_scale == 0.0:
-            raise ValueError("outcome_scale must be non-zero (y = shift + scale * y_tilde)")
-        self.rkhs_norm_bound_from_data = False  # set by from_model when B is chosen
-        check_normal_floats({
-            "rkhs_norm_bound**2": self.rkhs_norm_bound * self.rkhs_norm_bound,
-            "noise_std**2": self.noise_std * self.noise_std,
-            "noise_std**2 / mixture_scale": self.noise_std * self.noise_std / self.mixture_scale,
+        self._set_defining_numbers({
+            "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std, "delta": delta,
+            "mixture_scale": mixture_scale, "outcome_shift": outcome_shift,
+            "outcome_scale": outcome_scale, "rkhs_norm_bound_from_data": rkhs_norm_bound is None,
         })  # fmt: skip
         check_sum_of_squares(train_Y, "train_Y")
-        self.kernel = copy.deepcopy(kernel).to(device=train_X.device, dtype=_DTYPE)
-        for parameter in self.kernel.parameters():
-            parameter.requires_grad_(False)
-        self.kernel.eval()
-        self.input_transform = _frozen_copy(input_transform, train_X.device)
+        self.kernel = _frozen_copy(kernel, train_X.device, "kernel")
+        self.input_transform = _frozen_copy(input_transform, train_X.device, "input_transform")
         self.register_buffer("train_X", train_X.detach().to(_DTYPE).clone())
         self.register_buffer("train_Y", train_Y.detach().to(_DTYPE).clone())
+        self._rebuild()
+        self.check_nonempty()
+
+    def _set_defining_numbers(self, numbers: Mapping[str, float | bool | None]) -> None:
+        """Check and set ``B`` (``None``: chosen by ``_rebuild``), ``sigma``, ``delta``,
+        ``c`` and the outcome map (the constructor and a loaded state, whose ``B`` is
+        kept as it is even if it was chosen from the data)."""
+        self.rkhs_norm_bound, self.noise_std, self.delta, self.mixture_scale = (
+            check_mixture_numbers(*(numbers[name] for name in self.DEFINING_NUMBERS[:4]))
+        )
+        shift = as_float(numbers["outcome_shift"], "outcome_shift")
+        scale = as_float(numbers["outcome_scale"], "outcome_scale")
+        if scale == 0.0:
+            raise ValueError("outcome_scale must be non-zero (y = shift + scale * y_tilde)")
+        self.outcome_shift, self.outcome_scale = shift, scale
+        self.rkhs_norm_bound_from_data = bool(numbers["rkhs_norm_bound_from_data"])
+
+    def _rebuild(self) -> None:
+        """Everything derived from the kernel, the data and the numbers: ``K_t`` (one
+        kernel evaluation), the factor of ``K_t + (sigma^2 / c) I``, the distinct
+        inputs and ``B`` when it is chosen from the data (from the spectrum that the
+        emptiness check and the exact bound share: one eigen-decomposition). Called by
+        the constructor (which then checks emptiness) and by ``load_state_dict`` (the
+        next bound checks it, as after ``append_observations``)."""
+        self.train_X, self.train_Y = self.train_X.to(_DTYPE), self.train_Y.to(_DTYPE)
+        for module in (self.kernel, self.input_transform):  # float64 (load(assign=True))
+            if module is not None:
+                module.to(dtype=_DTYPE)
+        check_training_data(self.train_X, self.train_Y)
         t = self.train_X.shape[0]
         with torch.no_grad():
             gram = self._k(self.train_X, self.train_X) if t else self.train_X.new_zeros(0, 0)
@@ -213,7 +244,17 @@ class MartingaleMixtureBound(Module):
         self._pending: PendingInputs | None = None  # the last X_pending's inputs
         self._checked_nonempty = False
         self.cache.ensure(torch.tensor([self.base_alpha], dtype=_DTYPE))
-        self.check_nonempty()
+        if self.rkhs_norm_bound is None:
+            if t == 0:
+                raise ValueError(
+                    "rkhs_norm_bound=None chooses B from the data, and there are no "
+                    "training points to choose it from; pass rkhs_norm_bound (with no data "
+                    "the bound is the prior's, B sqrt(k(x, x)))"
+                )
+            self.rkhs_norm_bound = rkhs_norm_bound_from_spectrum(
+                self.spectrum(), float(gram.diagonal().max()), self.noise_std, self.delta,
+                self.mixture_scale,
+            )  # fmt: skip
 
     @classmethod
     def from_model(
@@ -242,13 +283,16 @@ class MartingaleMixtureBound(Module):
                 the number of input columns.
             rkhs_norm_bound: ``B > 0`` on ``||f_tilde||_H`` in transformed units, which
                 keeps paper 002's guarantee (and ``EmptyConfidenceSetError`` when the
-                data contradict it); ``None`` chooses ``B`` from the data with
-                ``norm_choice.choose_rkhs_norm_bound`` (a confidence set that is never
-                empty; a practical choice without the theorem's guarantee), and sets
-                ``rkhs_norm_bound_from_data``.
+                data contradict it); ``None`` chooses ``B`` from the data as the
+                constructor does (a confidence set that is never empty; a practical
+                choice without the theorem's guarantee), and sets
+                ``rkhs_norm_bound_from_data``. A model without training data needs an
+                explicit ``B`` (its bound is the prior's, ``B sqrt(k(x, x))`` for the
+                exact bound).
             noise_std: ``sigma > 0`` in transformed units; ``None`` takes the model's
                 likelihood: the square root of its noise variance (for fixed noise, the
-                largest ``train_Yvar``, a sub-Gaussian level valid for every point).
+                largest ``train_Yvar``, a sub-Gaussian level valid for every point;
+                without training data only a learned noise has one).
             delta: Confidence level in ``(0, 1)``.
             mixture_scale: As in the constructor.
 
@@ -261,7 +305,9 @@ class MartingaleMixtureBound(Module):
                 model's type and what is accepted).
             ValueError: For more outputs or batch dimensions, a non-affine outcome
                 transform (``Log``, ...), an input transform that changes the number of
-                columns, and as in the constructor.
+                columns, NaN/inf training data (naming the model), no training data
+                with ``rkhs_norm_bound=None`` (or with fixed noise and
+                ``noise_std=None``), and as in the constructor.
             EmptyConfidenceSetError: For an explicit ``rkhs_norm_bound`` that the data
                 contradict.
 
@@ -288,20 +334,18 @@ class MartingaleMixtureBound(Module):
             )
         train_X = data.train_X.to(_DTYPE)
         train_Y = data.centered_Y.to(_DTYPE)
+        name = data.model_name
+        check_training_data(train_X, train_Y, names=(
+            f"{name}'s train_X (after its input transform)",
+            f"{name}'s train_Y (after its outcome transform, minus its prior mean)",
+        ))  # fmt: skip
         if noise_std is None:
-            noise_std = math.sqrt(float(data.noise_variance.max()))
-        chosen = rkhs_norm_bound is None
-        if chosen:
-            kernel = copy.deepcopy(data.kernel).to(device=train_X.device, dtype=_DTYPE)
-            with torch.no_grad():
-                gram = kernel(train_X).to_dense() if len(train_X) else train_X.new_zeros(0, 0)
-            check_kernel_values(gram, train_X, "train_X")
-            rkhs_norm_bound = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
-        bound = cls(
+            noise_std = math.sqrt(data.largest_noise_variance())
+        return cls(
             train_X,
             train_Y,
             data.kernel,
-            rkhs_norm_bound=rkhs_norm_bound,
+            rkhs_norm_bound=rkhs_norm_bound,  # None: chosen from the data (one eigh)
             noise_std=noise_std,
             delta=delta,
             mixture_scale=mixture_scale,
@@ -309,8 +353,6 @@ class MartingaleMixtureBound(Module):
             outcome_shift=data.outcome_shift + data.outcome_scale * data.prior_mean,
             outcome_scale=data.outcome_scale,
         )
-        bound.rkhs_norm_bound_from_data = chosen
-        return bound
 
     @property
     def num_observations(self) -> int:
@@ -462,6 +504,7 @@ class MartingaleMixtureBound(Module):
             >>> bound.append_observations(X, X.sin()).num_observations
             2
         """
+        self._check_loaded()
         check_training_data(X, Y, dim=self.train_X.shape[-1], names=("X", "Y"))
         Y = Y.detach().to(self.train_X)
         if self._maps_outcomes:
@@ -580,11 +623,13 @@ class MartingaleMixtureBound(Module):
         sign: float,
         X_pending: Tensor | None,
     ) -> tuple[Tensor, Tensor]:
+        self._check_loaded()
         check_query_points(X, self.train_X.shape[-1])
         dtype = real_output_dtype(X)
         pending = self._pending_inputs(X_pending)
         batch_shape, d = X.shape[:-1], X.shape[-1]
         flat = self._model_inputs(X.reshape(-1, d))
+        name = "upper bound" if sign > 0 else "lower bound"
         sign = sign if self.outcome_scale > 0 else -sign  # a negative scale swaps the bounds
         if alphas is None:
             value, alpha = self._exact(flat, sign, pending)
@@ -595,6 +640,7 @@ class MartingaleMixtureBound(Module):
             value = value + 0.0 * flat.sum(-1)
         if self._maps_outcomes:
             value = self.outcome_shift + self.outcome_scale * value
+        check_finite_result(value.to(dtype), f"martingale-mixture {name}", X.reshape(-1, d))
         return value.reshape(batch_shape).to(dtype), alpha.reshape(batch_shape)
 
     def _prior_terms(
@@ -664,16 +710,17 @@ class MartingaleMixtureBound(Module):
         return sign * dual(alpha), alpha  # gradients at the fixed alpha
 
 
-def _frozen_copy(transform: Module | None, device: torch.device) -> Module | None:
-    """A float64 copy of an input transform, in ``eval`` mode, with frozen parameters."""
-    if transform is None:
+def _frozen_copy(module: Module | None, device: torch.device, name: str) -> Module | None:
+    """A float64 copy of a kernel or input transform, in ``eval`` mode, with frozen
+    parameters (the bound's own: later changes to the original do not reach it)."""
+    if module is None:
         return None
-    if not isinstance(transform, Module):
+    if not isinstance(module, Module):
         raise TypeError(
-            f"input_transform must be a torch Module (a BoTorch input transform) or None, "
-            f"got {type(transform).__name__}"
+            f"{name} must be a torch Module (a BoTorch input transform) or None, "
+            f"got {type(module).__name__}"
         )
-    transform = copy.deepcopy(transform).to(device=device, dtype=_DTYPE)
-    for parameter in transform.parameters():
+    module = copy.deepcopy(module).to(device=device, dtype=_DTYPE)
+    for parameter in module.parameters():
         parameter.requires_grad_(False)
-    return transform.eval()
+    return module.eval()

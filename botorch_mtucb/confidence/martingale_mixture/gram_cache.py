@@ -46,8 +46,9 @@ class RegularizedGramCache(Module):
     def __init__(self, gram: Tensor) -> None:
         super().__init__()
         self.size = gram.shape[-1]
-        self.register_buffer("gram_storage", gram)
-        self.register_buffer("alphas", gram.new_zeros(0))
+        # derived from the kernel and the data: not in the state (the bound rebuilds it)
+        self.register_buffer("gram_storage", gram, persistent=False)
+        self.register_buffer("alphas", gram.new_zeros(0), persistent=False)
         self.factors: list[GrowingCholesky] = []
 
     @property

@@ -42,12 +42,11 @@ to the scalar kernel of paper 000, Section 2; the combination is issue 12's.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
-from torch.nn import Module
 
 from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
     KroneckerSpectralDual,
@@ -70,12 +69,13 @@ from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
     DistinctInputs,
     input_spectrum,
 )
+from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
 from botorch_mtucb.utils.checks import (
     check_alphas,
-    check_delta,
+    check_finite_result,
     check_kernel_values,
-    check_normal_floats,
+    check_mixture_numbers,
     check_positive,
     check_query_points,
     check_sum_of_squares,
@@ -87,7 +87,7 @@ _DTYPE = torch.float64
 GRID_CHUNK = 2**20  # grid bounds on the Kronecker route: alphas x t x n per batch
 
 
-class MultiTaskMartingaleMixtureBound(Module):
+class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
     r"""Exact, grid and analytic martingale-mixture bounds on ``w^T f(x)`` for a
     multi-task kernel ``Gamma = sum_j k_j B_j`` (module docstring).
 
@@ -109,6 +109,9 @@ class MultiTaskMartingaleMixtureBound(Module):
     computed as if all tasks had been observed at the pending points; the result is a
     score for choosing the next point, not itself a bound.
 
+    ``state_dict`` holds the kernel, the scalar observations and the defining numbers;
+    ``load_state_dict`` rebuilds the rest (``state.py``).
+
     Example:
         >>> import torch
         >>> from gpytorch.kernels import RBFKernel
@@ -126,6 +129,9 @@ class MultiTaskMartingaleMixtureBound(Module):
         >>> bool((linear <= per_task.mean(-1) + 1e-9).all())  # one f for both tasks: tighter
         True
     """
+
+    DATA_BUFFERS = ("train_X", "train_tasks", "train_Y")
+    DEFINING_NUMBERS = ("rkhs_norm_bound", "noise_std", "delta", "mixture_scale", "full_vector")
 
     def __init__(
         self,
@@ -169,32 +175,63 @@ class MultiTaskMartingaleMixtureBound(Module):
         for parameter in self.kernel.parameters():
             parameter.requires_grad_(False)
         self.kernel.eval()
-        self.rkhs_norm_bound = check_positive(rkhs_norm_bound, "rkhs_norm_bound")
-        self.noise_std = check_positive(noise_std, "noise_std")
-        self.delta = check_delta(delta)
-        self.mixture_scale = check_positive(mixture_scale, "mixture_scale")
-        check_normal_floats({
-            "rkhs_norm_bound**2": self.rkhs_norm_bound**2,
-            "noise_std**2 / mixture_scale": self.noise_std**2 / self.mixture_scale,
+        self._set_defining_numbers({
+            "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std, "delta": delta,
+            "mixture_scale": mixture_scale, "full_vector": train_tasks is None,
         })  # fmt: skip
-        self.full_vector = train_tasks is None
         X, Y, tasks = self._scalar_observations(train_X, train_Y, train_tasks, "train_X", "train_Y")
-        self.input_dim = X.shape[-1]
         self.register_buffer("train_X", X)  # M x d: the input of each scalar observation
         self.register_buffer("train_tasks", tasks)  # M
         self.register_buffer("train_Y", Y)  # M
+        self._rebuild()
+        self.check_nonempty()
+
+    def _set_defining_numbers(self, numbers: Mapping[str, float | bool]) -> None:
+        """Check and set ``B``, ``sigma``, ``delta``, ``c`` and the kind of data (the
+        constructor and a loaded state)."""
+        check_positive(numbers["rkhs_norm_bound"], "rkhs_norm_bound")  # None: a TypeError
+        self.rkhs_norm_bound, self.noise_std, self.delta, self.mixture_scale = (
+            check_mixture_numbers(*(numbers[name] for name in self.DEFINING_NUMBERS[:4]))
+        )
+        self.full_vector = bool(numbers["full_vector"])
+
+    def _rebuild(self) -> None:
+        """Everything derived from the kernel, the data and the numbers (the constructor
+        and ``load_state_dict``): the eigen-decomposition of ``B`` on the Kronecker route
+        and the distinct inputs; the spectrum and the emptiness check at the next bound."""
+        X, tasks, Y = self.train_X.to(_DTYPE), self.train_tasks.long(), self.train_Y.to(_DTYPE)
+        self.kernel.to(dtype=_DTYPE)  # float64 also after load_state_dict(assign=True)
+        if X.dim() != 2 or tasks.shape != Y.shape or Y.shape != X.shape[:1]:
+            raise ValueError(
+                f"train_X, train_tasks and train_Y must be M x d, M and M, got "
+                f"{tuple(X.shape)}, {tuple(tasks.shape)} and {tuple(Y.shape)}"
+            )
+        n = self.kernel.num_tasks
+        if self.full_vector:  # the M = t n scalar observations of t full vectors
+            compact_X, compact_Y, compact_tasks = X[::n], Y.reshape(-1, n), None
+            if X.shape[0] % n or not torch.equal(X, compact_X.repeat_interleave(n, dim=0)):
+                raise ValueError(
+                    f"full-vector data must hold each input n = {n} times in a row (train_X "
+                    f"of {X.shape[0]} rows); load the state of a bound of the same kind"
+                )
+        else:
+            compact_X, compact_Y, compact_tasks = X, Y.unsqueeze(-1), tasks
+        self.input_dim = X.shape[-1]
+        X, Y, tasks = self._scalar_observations(
+            compact_X, compact_Y, compact_tasks, "train_X", "train_Y"
+        )
+        self.train_X, self.train_tasks, self.train_Y = X, tasks, Y
         # eigen-decomposition of B for the Kronecker route (one ICM term, full vectors)
         self.kronecker_route = self.full_vector and self.kernel.num_terms == 1
         if self.kronecker_route:
             mu, U_B = torch.linalg.eigh(self.kernel.task_covariances[0])
-            self.register_buffer("_task_eigenvalues", mu.clamp_min(0.0))
-            self.register_buffer("_task_eigenvectors", U_B)
+            self.register_buffer("_task_eigenvalues", mu.clamp_min(0.0), persistent=False)
+            self.register_buffer("_task_eigenvectors", U_B, persistent=False)
         self._spectrum: GramSpectrum | None = None
         self._data_eigenvectors: Tensor | None = None  # U_K (Kronecker route)
         self._distinct = DistinctInputs()  # the distinct x_s (Kronecker) or (x, task) rows
         self._distinct.add(self._distinct_rows(self.train_X, self.train_tasks))
         self._checked_nonempty = False
-        self.check_nonempty()
 
     # ------------------------------------------------------------------ data
     @property
@@ -233,7 +270,7 @@ class MultiTaskMartingaleMixtureBound(Module):
             if tasks is not None:
                 raise ValueError(
                     "this bound holds full-vector data: pass Y with one column per task and "
-                    "no tasks"
+                    "no train_tasks"
                 )
             if Y.shape[-1] != n:
                 raise ValueError(
@@ -246,29 +283,50 @@ class MultiTaskMartingaleMixtureBound(Module):
             scalar_Y = Y.reshape(-1)
         else:
             if tasks is None:
-                raise ValueError("this bound holds task-indexed data: pass the tasks of Y")
+                raise ValueError(
+                    f"this bound holds task-indexed data: pass train_tasks, the task of each "
+                    f"row of {y_name}"
+                )
             if Y.shape[-1] != 1:
                 raise ValueError(f"task-indexed {y_name} must be t x 1, got {tuple(Y.shape)}")
-            scalar_tasks = check_task_indices(tasks, n, "tasks", num_rows=X.shape[0]).to(X.device)
+            scalar_tasks = check_task_indices(tasks, n, "train_tasks", num_rows=X.shape[0])
+            scalar_tasks = scalar_tasks.to(X.device)
             scalar_X, scalar_Y = X, Y.reshape(-1)
         check_sum_of_squares(scalar_Y.unsqueeze(-1), y_name)
         return scalar_X, scalar_Y, scalar_tasks
 
     def append_observations(
-        self, X: Tensor, Y: Tensor, tasks: Tensor | None = None
+        self, X: Tensor, Y: Tensor, train_tasks: Tensor | None = None
     ) -> MultiTaskMartingaleMixtureBound:
         """Add observations (the kind the bound holds) and return ``self``; the spectrum
         is recomputed at the next bound (``O(t^3 + n^3)`` on the Kronecker route).
 
         Args:
             X: ``m x d`` inputs.
-            Y: ``m x n`` full vectors, or ``m x 1`` with ``tasks``.
-            tasks: ``m`` task indices (task-indexed data).
+            Y: ``m x n`` full vectors, or ``m x 1`` with ``train_tasks``.
+            train_tasks: ``m`` task indices of ``Y`` (task-indexed data), as the
+                constructor's ``train_tasks``.
 
         Raises:
             TypeError, ValueError: As the constructor, checked before anything is added.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
+            ...     MultiTaskMartingaleMixtureBound)
+            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+            >>> X = torch.rand(4, 1, dtype=torch.float64)
+            >>> tasks = torch.tensor([0, 1, 0, 1])  # task-indexed data
+            >>> bound = MultiTaskMartingaleMixtureBound(
+            ...     X, X.sin(), RBFKernel(), B, 5.0, 0.1, 0.01, train_tasks=tasks)
+            >>> new_X = torch.rand(2, 1, dtype=torch.float64)
+            >>> _ = bound.append_observations(new_X, new_X.sin(), train_tasks=torch.tensor([1, 1]))
+            >>> bound.num_observations
+            6
         """
-        X, Y, tasks = self._scalar_observations(X, Y, tasks, "X", "Y")
+        self._check_loaded()
+        X, Y, tasks = self._scalar_observations(X, Y, train_tasks, "X", "Y")
         with torch.no_grad():
             values = self.kernel.observation_covariance(X, tasks, X, tasks)
         check_kernel_values(values, X, "X")
@@ -448,6 +506,7 @@ class MultiTaskMartingaleMixtureBound(Module):
         return weights.detach().to(device=device, dtype=_DTYPE).reshape(-1, n), single
 
     def _evaluate(self, X, weights, alphas, sign, X_pending) -> Tensor:
+        self._check_loaded()
         check_query_points(X, self.input_dim)
         dtype = real_output_dtype(X)
         W, single = self._check_weights(weights, self.train_Y.device)
@@ -456,6 +515,8 @@ class MultiTaskMartingaleMixtureBound(Module):
         value = self._bound(flat, W, sign, alphas, X_pending)  # N x F
         if flat.requires_grad and not value.requires_grad:
             value = value + 0.0 * flat.sum(-1, keepdim=True)
+        name = f"multi-task martingale-mixture {'upper' if sign > 0 else 'lower'} bound"
+        check_finite_result(value.to(dtype), name, flat)
         value = value.reshape(*batch_shape, W.shape[0])
         return (value[..., 0] if single else value).to(dtype)
 

@@ -1,7 +1,9 @@
 r"""A norm bound ``B`` chosen from the data, for when no ``||f||_H <= B`` is known.
 
 Paper 002's bounds need ``B >= ||f||_H``, which a BoTorch user never knows. With
-``rkhs_norm_bound=None`` the from-model route takes
+``rkhs_norm_bound=None`` (``MartingaleMixtureBound`` and its ``from_model``) the bound
+takes, from the spectrum of ``K_t`` it computes anyway (``rkhs_norm_bound_from_spectrum``:
+one eigen-decomposition for the choice, the emptiness check and the exact bound),
 
 .. math::
     B = c_B \max\Big(\|\mu_t\|_{\mathcal H},\; \frac{\sigma}{\sqrt{\max_i k(x_i, x_i)}}\Big),
@@ -104,7 +106,9 @@ def choose_rkhs_norm_bound(
     r"""``B = factor * max(||mu_t||_H, sigma / sqrt(max_i k(x_i, x_i)))`` (module docstring).
 
     The confidence set of paper 002 (Lemma 4.2) at this ``B`` is never empty: it
-    contains ``mu_t``. A practical choice without the theorem's guarantee.
+    contains ``mu_t``. A practical choice without the theorem's guarantee. Computes the
+    eigen-decomposition of ``gram`` (``O(t^3)``); with a spectrum at hand, use
+    ``rkhs_norm_bound_from_spectrum``.
 
     Args:
         gram: ``t x t`` Gram matrix ``K_t`` (``t >= 1``; float64 recommended).
@@ -119,8 +123,9 @@ def choose_rkhs_norm_bound(
 
     Raises:
         ValueError: For no data (``t = 0``: nothing to choose ``B`` from), a non-square
-            ``gram``, ``train_Y`` with another number of rows, ``noise_std``,
-            ``mixture_scale`` ``<= 0``, ``factor < 1`` or ``delta`` outside ``(0, 1)``.
+            ``gram``, ``train_Y`` with another number of rows, NaN/inf in ``gram`` or
+            ``train_Y``, ``noise_std``, ``mixture_scale`` ``<= 0``, ``factor < 1`` or
+            ``delta`` outside ``(0, 1)``.
 
     Example:
         >>> import torch
@@ -132,11 +137,10 @@ def choose_rkhs_norm_bound(
         1.0
     """
     t = check_square_matrix(gram, "gram")
-    sigma = check_positive(noise_std, "noise_std")
-    delta = check_delta(delta)
-    c = check_positive(mixture_scale, "mixture_scale")
-    factor = check_positive(factor, "factor")
-    if factor < 1.0:
+    check_positive(noise_std, "noise_std")
+    check_delta(delta)
+    check_positive(mixture_scale, "mixture_scale")
+    if check_positive(factor, "factor") < 1.0:
         raise ValueError(f"factor must be >= 1 (B at least ||mu_t||_H), got {factor}")
     if t == 0:
         raise ValueError(
@@ -146,10 +150,67 @@ def choose_rkhs_norm_bound(
     y = train_Y.detach().to(torch.float64).reshape(-1)
     if y.numel() != t:
         raise ValueError(f"train_Y must have {t} rows (one per row of gram), got {y.numel()}")
+    for name, value in (("gram", gram), ("train_Y", y)):
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{name} must not contain NaN or inf")
     gram = gram.detach().to(device=y.device, dtype=torch.float64)
-    spectrum = GramSpectrum.from_gram(gram, y)
+    return rkhs_norm_bound_from_spectrum(
+        GramSpectrum.from_gram(gram, y), float(gram.diagonal().max()), noise_std, delta,
+        mixture_scale, factor,
+    )  # fmt: skip
+
+
+def rkhs_norm_bound_from_spectrum(
+    spectrum: GramSpectrum,
+    largest_prior_variance: float,
+    noise_std: float,
+    delta: float,
+    mixture_scale: float = 1.0,
+    factor: float = DEFAULT_NORM_FACTOR,
+) -> float:
+    r"""``choose_rkhs_norm_bound`` from the spectrum of ``K_t`` (no eigen-decomposition).
+
+    ``B = factor * max(||mu_t||_H, sigma / sqrt(max_i k(x_i, x_i)))``, raised to
+    ``factor`` times the smallest ``B`` of a non-empty set if round-off ever needs it.
+    The spectrum may be folded over repeated inputs (``repeated_inputs``): every term
+    reads only the eigenvalues and ``z = U^T y``.
+
+    Args:
+        spectrum: The spectrum of ``K_t`` and ``z = U^T y`` (``t >= 1`` observations).
+        largest_prior_variance: ``max_i k(x_i, x_i)`` over the training inputs.
+        noise_std, delta, mixture_scale, factor: As ``choose_rkhs_norm_bound``.
+
+    Returns:
+        ``B > 0`` (a float, units of ``y``).
+
+    Raises:
+        ValueError: For an empty spectrum, NaN/inf in it, or the arguments of
+            ``choose_rkhs_norm_bound``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        ...     rkhs_norm_bound_from_spectrum)
+        >>> from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
+        >>> spectrum = GramSpectrum.from_gram(torch.eye(2, dtype=torch.float64),
+        ...                                   torch.tensor([2.0, 0.0], dtype=torch.float64))
+        >>> rkhs_norm_bound_from_spectrum(spectrum, 1.0, noise_std=1.0, delta=0.01)
+        1.0
+    """
+    sigma = check_positive(noise_std, "noise_std")
+    delta = check_delta(delta)
+    c = check_positive(mixture_scale, "mixture_scale")
+    factor = check_positive(factor, "factor")
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1 (B at least ||mu_t||_H), got {factor}")
+    if spectrum.eigenvalues.numel() == 0:
+        raise ValueError(
+            "choosing rkhs_norm_bound from the data needs at least one observation; "
+            "pass rkhs_norm_bound"
+        )
+    if not all(bool(torch.isfinite(v).all()) for v in (spectrum.eigenvalues, spectrum.rotated_y)):
+        raise ValueError("the spectrum (eigenvalues and U^T y) must not contain NaN or inf")
     base_alpha = sigma**2 / c
-    largest_prior_variance = float(gram.diagonal().max())
     noise_level = sigma / math.sqrt(largest_prior_variance) if largest_prior_variance > 0 else sigma
     bound = factor * max(posterior_mean_norm(spectrum, base_alpha), noise_level)
     radius_sq = spectral_radius_squared(spectrum, sigma, c, delta)

@@ -89,3 +89,23 @@ def socp_bound(K, kx, kxx, y, radius, norm, upper=True, tolerance=None) -> float
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate" at tight tolerances
         return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL, **options)
+
+
+def socp_bound_features(K, kx, kxx, y, radius, norm, upper=True, tolerance=1e-12) -> float:
+    """Eq. (10) of paper 002 with cvxpy in feature coordinates: ``f = F theta`` on the
+    ``t + 1`` points with ``F F^T = K_{t+1}`` (``||f||_H = ||theta||`` on the span of the
+    kernel functions), max / min ``f(x)`` s.t. ``||F_t theta - y|| <= radius``, ``||theta||
+    <= norm``. The same problem as ``socp_bound``, but well posed when ``K_t`` is
+    singular to round-off (near-repeated inputs), where the coefficient form is not."""
+    t = len(y)
+    full = np.block([[K, kx[:, None]], [kx[None, :], np.array([[kxx]])]])
+    eigenvalues, eigenvectors = np.linalg.eigh(full)
+    features = eigenvectors * np.sqrt(np.clip(eigenvalues, 0, None))  # rows: the points
+    theta = cp.Variable(t + 1)
+    objective = features[t] @ theta
+    constraints = [cp.norm(features[:t] @ theta - y) <= radius, cp.norm(theta) <= norm]
+    sense = cp.Maximize(objective) if upper else cp.Minimize(objective)
+    options = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL, **options)

@@ -245,3 +245,33 @@ def test_kronecker_dual_equals_the_materialized_dual(sign):
     torch.testing.assert_close(p.grad, p_dense.grad, rtol=1e-9, atol=1e-11)
     with pytest.raises(RuntimeError, match="minimize first"):
         KroneckerSpectralDual(spectrum, radius_sq, 8.0, sign, p, q, lam, mu, prior)(alpha)
+
+
+@pytest.mark.parametrize("center", [1e-11, 1e-30])
+def test_kronecker_series_stay_finite_next_to_zero_eigenvalues(center):
+    # Eigenvalues at round-off (clipped to 0) and a tiny alpha: (lambda mu + alpha)^-k
+    # overflows float64 for k = SERIES_TERMS (1e-11^-32 = 1e352); the scaled series do not.
+    generator = torch.Generator().manual_seed(4)
+    t, n, N, F = 6, 2, 3, 2
+    lam = torch.tensor([0.0, 0.0, 1e-15, 0.3, 1.0, 4.0], dtype=torch.float64)
+    mu = torch.tensor([0.5, 1.0], dtype=torch.float64)
+    rotated = torch.randn(t * n, generator=generator, dtype=torch.float64) * 1e-3
+    spectrum = GramSpectrum((lam[:, None] * mu).reshape(-1), None, rotated)
+    p = torch.randn(N, t, generator=generator, dtype=torch.float64)
+    q = torch.randn(F, n, generator=generator, dtype=torch.float64)
+    prior = torch.full((N, F), 10.0, dtype=torch.float64)
+    radius_sq = torch.tensor(1e-4, dtype=torch.float64)
+    dual = KroneckerSpectralDual(spectrum, radius_sq, 8.0, 1.0, p, q, lam, mu, prior)
+    dense = dual.dense()
+    dual.prepare_refinement(torch.full((N * F,), math.log(center), dtype=torch.float64))
+    step = math.log(10.0) / GRID_PER_DECADE
+    for fraction in (-1.0, 0.0, 0.5, 1.0):
+        alpha = torch.full((N * F,), center * math.exp(fraction * step), dtype=torch.float64)
+        ours = dual(alpha)
+        assert torch.isfinite(ours).all()
+        torch.testing.assert_close(ours, dense(alpha), rtol=1e-11, atol=0.0)
+        for mine, theirs in zip(dual.log_derivatives(alpha), dense.log_derivatives(alpha)):
+            assert torch.isfinite(mine).all()
+            torch.testing.assert_close(
+                mine, theirs, rtol=1e-9, atol=1e-12 * float(theirs.abs().max())
+            )

@@ -177,3 +177,90 @@ def test_refusals():
         MartingaleMixtureBound(
             X, Y, make_model(X, Y).covar_module, B, 1.0, DELTA, input_transform=1
         )
+
+
+def test_choosing_b_evaluates_the_kernel_on_the_training_set_once(monkeypatch):
+    # One Gram matrix and one eigen-decomposition for the norm choice, the emptiness
+    # check and the exact bound's spectrum; the values are those of the route that chose
+    # B from its own Gram matrix first (choose_rkhs_norm_bound) and built the bound after.
+    X, Y, test_X = user_data(torch.float64, t=30)
+    model = make_model(X, Y)
+    inputs, y, *_ = by_hand(X, Y)
+    K = torch.as_tensor(gram(model.covar_module, inputs(X), inputs(X)))
+    B_old = choose_rkhs_norm_bound(K, torch.as_tensor(y), math.sqrt(NOISE), DELTA)
+    old = MartingaleMixtureBound.from_model(model, rkhs_norm_bound=B_old, delta=DELTA)
+    kernel_class = type(model.covar_module.base_kernel)
+    calls, forward = [], kernel_class.forward
+
+    def counted(self, x1, x2, *args, **kwargs):
+        if x1.shape[-2] == x2.shape[-2] == 30:
+            calls.append(x1.shape)
+        return forward(self, x1, x2, *args, **kwargs)
+
+    eighs, eigh = [], torch.linalg.eigh
+
+    def counted_eigh(*args, **kwargs):
+        eighs.append(args[0].shape)
+        return eigh(*args, **kwargs)
+
+    monkeypatch.setattr(kernel_class, "forward", counted)
+    monkeypatch.setattr(torch.linalg, "eigh", counted_eigh)
+    bound = MartingaleMixtureBound.from_model(model, delta=DELTA)
+    upper, lower = bound.upper(test_X), bound.lower(test_X)
+    assert len(calls) == 1 and len(eighs) == 1  # build and exact bounds together
+    assert bound.rkhs_norm_bound == pytest.approx(B_old, rel=1e-12)
+    torch.testing.assert_close(upper, old.upper(test_X), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(lower, old.lower(test_X), rtol=1e-12, atol=1e-12)
+
+
+def test_a_model_without_training_data():
+    # B cannot be chosen from no data: refused, saying what to pass; with an explicit B
+    # the bound is the prior's, B sqrt(k(x, x)) in the user's units (exact bound).
+    from botorch_mtucb.acquisition import MartingaleMixtureUCB
+
+    X, Y, test_X = user_data(torch.float64)
+    model = SingleTaskGP(X[:0] / 10, Y[:0], outcome_transform=None)
+    with pytest.raises(ValueError, match="no training points.*pass rkhs_norm_bound"):
+        MartingaleMixtureUCB(model)
+    with pytest.raises(ValueError, match="no training points.*pass rkhs_norm_bound"):
+        MartingaleMixtureBound.from_model(model)
+    acqf = MartingaleMixtureUCB(model, rkhs_norm_bound=B)
+    assert acqf.bound.num_observations == 0
+    prior = model.covar_module(test_X / 10, diag=True).detach()
+    constant = float(model.mean_module.constant)
+    torch.testing.assert_close(acqf(test_X.unsqueeze(-2) / 10), constant + B * prior.sqrt())
+    noise = math.sqrt(float(model.likelihood.noise))  # the learned noise, without data
+    assert acqf.bound.noise_std == pytest.approx(noise, rel=1e-12)
+    fixed = SingleTaskGP(
+        X[:0], Y[:0], torch.ones(0, 1, dtype=torch.float64), outcome_transform=None
+    )
+    with pytest.raises(ValueError, match="fixed noise.*no training data.*pass noise_std"):
+        MartingaleMixtureBound.from_model(fixed, rkhs_norm_bound=B)
+    assert MartingaleMixtureBound.from_model(fixed, B, 0.1).upper(test_X).shape == (6,)
+
+
+def test_non_finite_training_data_are_named():
+    from botorch_mtucb.acquisition import MartingaleMixtureUCB
+
+    X, Y, _ = user_data(torch.float64)
+    Y[3, 0] = math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SingleTaskGP(X / 10, Y, outcome_transform=None)
+    with pytest.raises(ValueError, match="SingleTaskGP's train_Y .* must not contain NaN or inf"):
+        MartingaleMixtureUCB(model)
+    with pytest.raises(ValueError, match="train_Y must not contain NaN or inf, got 1 non-finite"):
+        MartingaleMixtureBound(X, Y, make_model(X[:3], Y[:3]).covar_module, B, 0.1, DELTA)
+    with pytest.raises(ValueError, match="train_Y must not contain NaN or inf"):
+        choose_rkhs_norm_bound(torch.eye(15, dtype=torch.float64), Y, 0.1, DELTA)
+
+
+def test_two_dimensional_alphas_are_refused():
+    X, Y, test_X = user_data(torch.float64)
+    bound = MartingaleMixtureBound.from_model(make_model(X, Y), delta=DELTA)
+    grid = torch.tensor([[1e-3, 1e-2], [1e-1, 1.0]], dtype=torch.float64)
+    for method in (bound.upper, bound.lower):
+        with pytest.raises(ValueError, match=r"alphas must be a number or a 1-d grid"):
+            method(test_X, alphas=grid)
+    with pytest.raises(ValueError, match=r"alphas must be a number or a 1-d grid"):
+        bound.radius_tilde_squared(grid)

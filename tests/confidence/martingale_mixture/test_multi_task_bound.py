@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 import torch
 from gpytorch.kernels import MaternKernel, RBFKernel
-from martingale_oracles import dense_dual_objective, dense_radius_squared, socp_bound
+from martingale_oracles import (
+    dense_dual_objective,
+    dense_radius_squared,
+    socp_bound,
+    socp_bound_features,
+)
 
 from botorch_mtucb.confidence import EmptyConfidenceSetError, MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
@@ -202,8 +207,87 @@ def test_appending_equals_building_at_once(task_indexed):
         )  # fmt: skip
 
     grown = build(5)
-    grown.append_observations(X[5:], Y[5:], None if tasks is None else tasks[5:])
+    grown.append_observations(X[5:], Y[5:], train_tasks=None if tasks is None else tasks[5:])
     np.testing.assert_allclose(grown.upper(test_X), build(14).upper(test_X), rtol=1e-9)
+
+
+def test_append_observations_takes_train_tasks_as_the_constructor():
+    X, Y, test_X = data(6, 1, seed=5)
+    tasks = torch.tensor([0, 1, 2, 0, 1, 2])
+    B = torch.as_tensor(ICM_B)
+    grown = MultiTaskMartingaleMixtureBound(
+        X[:3], Y[:3], rbf(0.4), B, NORM, SIGMA, DELTA, train_tasks=tasks[:3]
+    )
+    grown.append_observations(X[3:], Y[3:], train_tasks=tasks[3:])
+    whole = MultiTaskMartingaleMixtureBound(
+        X, Y, rbf(0.4), B, NORM, SIGMA, DELTA, train_tasks=tasks
+    )
+    np.testing.assert_allclose(grown.upper(test_X), whole.upper(test_X), rtol=1e-9)
+    with pytest.raises(TypeError, match="tasks"):
+        grown.append_observations(X[:1], Y[:1], tasks=tasks[:1])  # the old name is gone
+    with pytest.raises(ValueError, match="pass train_tasks"):
+        grown.append_observations(X[:1], Y[:1])
+    with pytest.raises(ValueError, match="train_tasks must"):
+        grown.append_observations(X[:1], Y[:1], train_tasks=torch.tensor([3]))
+
+
+def near_repeated_icm(num_inputs, seed, noise=1e-4):
+    """Each input twice, 1e-9 apart (the Gram matrix has eigenvalues at round-off), three
+    tasks of B = UniformSimilarityTaskKernel(3, omega=0.5), noise 1e-4."""
+    generator = torch.Generator().manual_seed(seed)
+    base = torch.rand(num_inputs, 1, generator=generator, dtype=torch.float64)
+    X = torch.cat([base, base + 1e-9])
+    f = 0.8 * torch.sin(6 * X)
+    Y = torch.cat([f, 0.5 * f, -f], -1)
+    Y = Y + noise * torch.randn(2 * num_inputs, 3, generator=generator, dtype=torch.float64)
+    task_kernel = UniformSimilarityTaskKernel(3, omega=0.5)
+    kronecker = MultiTaskMartingaleMixtureBound(X, Y, rbf(0.3), task_kernel, 10.0, noise, 0.1)
+    B = task_kernel.covar_matrix.detach().to(torch.float64)
+    dense = MultiTaskMartingaleMixtureBound(
+        X, Y, [rbf(0.3), rbf(0.3)], [B / 2, B / 2], 10.0, noise, 0.1
+    )  # the same kernel as two terms: the dense route
+    return X, Y, B, kronecker, dense, generator
+
+
+def test_near_repeated_inputs_and_small_noise_give_finite_exact_bounds():
+    # The issue's case: the exact bound's search reaches alpha ~ 1e-10 next to
+    # eigenvalues at round-off, where the Kronecker route's power series overflowed
+    # (inf * 0 = NaN in 8 of 1,200 values, no error). Against the dense route (another
+    # eigen-decomposition): the bound is sensitive to the eigenvalues' round-off at
+    # alpha ~ 1e-12 lambda_max (the radii of the two routes differ by ~4e-8 relative).
+    X, Y, _, kronecker, dense, generator = near_repeated_icm(60, seed=3)
+    assert kronecker.kronecker_route and not dense.kronecker_route
+    candidates = torch.rand(200, 1, generator=generator, dtype=torch.float64)
+    for method in ("upper", "lower"):
+        fast = getattr(kronecker, method)(candidates)
+        assert torch.isfinite(fast).all()
+        np.testing.assert_allclose(fast, getattr(dense, method)(candidates), rtol=2e-6, atol=1e-7)
+    upper, lower = kronecker.upper(candidates), kronecker.lower(candidates)
+    assert (lower < upper).all()
+
+
+def test_near_repeated_inputs_equal_cvxpy():
+    # A small case of the same kind (NaN at x = 0.225 before the fix); cvxpy in feature
+    # coordinates, which stay well posed when K_t is singular to round-off.
+    X, Y, B, kronecker, dense, _ = near_repeated_icm(4, seed=1)
+    test_X = torch.linspace(0, 1, 41, dtype=torch.float64).unsqueeze(-1)
+    upper, lower = kronecker.upper(test_X), kronecker.lower(test_X)
+    assert torch.isfinite(upper).all() and torch.isfinite(lower).all()
+    np.testing.assert_allclose(upper, dense.upper(test_X), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(lower, dense.lower(test_X), rtol=1e-7, atol=1e-8)
+    Xn, Bn = X.numpy(), B.numpy()
+    K = np.kron(se(Xn, Xn, 0.3), Bn)
+    y = Y.numpy().reshape(-1)
+    radius = math.sqrt(dense_radius_squared(K, y, 1e-4, 1.0, 0.1))
+    assert radius == pytest.approx(math.sqrt(float(kronecker.radius_squared)), rel=1e-8)
+    for a in range(1, 41, 4):  # x = 0.025, 0.125, 0.225, ...
+        k = se(test_X[a : a + 1].numpy(), Xn, 0.3)[0]
+        for i in range(3):
+            kx = np.kron(k, Bn[:, i])
+            high = socp_bound_features(K, kx, Bn[i, i], y, radius, 10.0)
+            low = socp_bound_features(K, kx, Bn[i, i], y, radius, 10.0, upper=False)
+            assert float(upper[a, i]) == pytest.approx(high, rel=1e-5, abs=1e-6)
+            assert float(lower[a, i]) == pytest.approx(low, rel=1e-5, abs=1e-6)
 
 
 def test_gradients_dtypes_batches_and_pending_points():

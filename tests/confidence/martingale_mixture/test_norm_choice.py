@@ -16,6 +16,7 @@ from botorch_mtucb.confidence import EmptyConfidenceSetError, MartingaleMixtureB
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
     choose_rkhs_norm_bound,
     posterior_mean_norm,
+    rkhs_norm_bound_from_spectrum,
 )
 from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
 
@@ -110,3 +111,28 @@ def test_non_stationary_kernels_need_no_constant_prior_variance(kernel_name):
     with torch.no_grad():
         mean = model.posterior(test_X).mean.squeeze(-1)
     assert (bound.lower(test_X) <= mean + 1e-6).all() and (mean <= bound.upper(test_X) + 1e-6).all()
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_constructor_chooses_b_from_its_own_spectrum(repeated):
+    # rkhs_norm_bound=None: the rule on the bound's spectrum (folded over repeated inputs)
+    # equals the rule on the dense t x t Gram matrix, and the bound equals one built with
+    # that B given explicitly.
+    kernel, X, Y, test_X = instance("m52", t=24, seed=5)
+    if repeated:
+        X, Y = torch.cat([X[:12], X[:12]]), Y + 0.05  # every input twice
+    K = torch.as_tensor(gram(kernel, X, X))
+    expected = choose_rkhs_norm_bound(K, Y, 0.1, DELTA, mixture_scale=0.5)
+    chosen = MartingaleMixtureBound(X, Y, kernel, None, 0.1, DELTA, mixture_scale=0.5)
+    assert chosen.rkhs_norm_bound_from_data
+    assert (chosen.spectrum().eigenvectors is None) == repeated  # folded over the repeats
+    assert chosen.rkhs_norm_bound == pytest.approx(expected, rel=1e-9)
+    spectrum = GramSpectrum.from_gram(K, Y.reshape(-1))
+    direct = rkhs_norm_bound_from_spectrum(spectrum, float(K.diagonal().max()), 0.1, DELTA, 0.5)
+    assert direct == pytest.approx(expected, rel=1e-14)
+    given = MartingaleMixtureBound(X, Y, kernel, chosen.rkhs_norm_bound, 0.1, DELTA, 0.5)
+    torch.testing.assert_close(chosen.upper(test_X), given.upper(test_X), rtol=1e-12, atol=0.0)
+    with pytest.raises(ValueError, match="no training points to choose it from"):
+        MartingaleMixtureBound(X[:0], Y[:0], kernel, None, 0.1, DELTA)
+    with pytest.raises(ValueError, match="at least one observation"):
+        rkhs_norm_bound_from_spectrum(GramSpectrum.from_gram(K[:0, :0], Y[:0, 0]), 1.0, 0.1, DELTA)

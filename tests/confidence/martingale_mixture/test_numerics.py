@@ -288,3 +288,42 @@ def test_inputs_at_which_the_kernel_overflows_raise_instead_of_nan():
     with pytest.raises(ValueError, match="X is outside the range where the kernel"):
         bound.append_observations(1e300 * test_X[:2], Y[:2])
     assert bound.num_observations == 10 and torch.equal(bound.upper(test_X), before)
+
+
+@pytest.mark.parametrize("alphas", [None, [1e-3, 1e-2], 1e-2])
+@pytest.mark.parametrize("which", ["single", "kronecker", "dense"])
+def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, alphas):
+    # The last line of defence: whatever numerical failure happens inside the routes
+    # (simulated here by a NaN in the dual or in the posterior std), no NaN comes out.
+    from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound
+    from botorch_mtucb.confidence.martingale_mixture import (
+        alpha_search,
+        bound,
+        multi_task_bound,
+    )
+
+    kernel, X, Y, test_X, _ = small_noise_instance(0.1, False, t=8, num_test=4)
+    if which == "single":
+        built = MartingaleMixtureBound(X, Y, kernel, B, 0.1, DELTA)
+    else:
+        terms = 1 if which == "kronecker" else 2
+        built = MultiTaskMartingaleMixtureBound(
+            X, Y, [kernel] * terms, [torch.ones(1, 1, dtype=torch.float64) / terms] * terms,
+            B, 0.1, DELTA,
+        )  # fmt: skip
+    assert torch.isfinite(built.upper(test_X, alphas=alphas)).all()
+
+    original = alpha_search.posterior_std
+
+    def nan_std(prior_variance, explained_variance):  # one NaN in every call
+        std = original(prior_variance, explained_variance).clone(
+            memory_format=torch.contiguous_format
+        )
+        std.view(-1)[1] = torch.nan
+        return std
+
+    for module in (alpha_search, bound, multi_task_bound):
+        monkeypatch.setattr(module, "posterior_std", nan_std)
+    for method in ("upper", "lower"):
+        with pytest.raises(FloatingPointError, match=f"{method} bound is not finite at"):
+            getattr(built, method)(test_X, alphas=alphas)
