@@ -178,7 +178,11 @@ def test_pending_points_follow_gp_bucb():
     pending = 4.0 * torch.rand(2, 3, dtype=torch.float64) + 1.0
     acqf = MartingaleMixtureUCB(gp, X_pending=pending)
     torch.testing.assert_close(acqf(X), acqf.bound.upper(X.squeeze(-2), X_pending=pending))
-    assert bool((acqf(X) <= MartingaleMixtureUCB(gp)(X) + 1e-12).all())
+    # Hallucinated points only shrink rho_alpha: never above the plain bound, up to the
+    # exact search's round-off (relative 1e-8 here, where its best alpha sits at the
+    # bottom of the search range; the values are in train_Y's units, about 200).
+    plain = MartingaleMixtureUCB(gp)(X)
+    assert bool((acqf(X) <= plain + 1e-7 * plain.abs()).all())
     acqf.set_X_pending(None)
     torch.testing.assert_close(acqf(X), MartingaleMixtureUCB(gp)(X))
     for bad, error in [(pending[:, :2], ValueError), (pending.unsqueeze(0), ValueError),
