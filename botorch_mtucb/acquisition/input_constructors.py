@@ -61,12 +61,19 @@ def _common(
     constraints: object,
     constraints_tuple: object,
     ref_point: object,
+    maximize: bool = True,
 ) -> dict[str, Any]:
-    """The checked keyword arguments every acquisition takes."""
+    """The checked keyword arguments every acquisition takes (``maximize``: BoTorch's
+    minimization switch, as ``construct_inputs_ucb`` passes it)."""
     _refuse_unsupported(
         objective, constraints if constraints is not None else constraints_tuple, ref_point
     )
-    return {"posterior_transform": posterior_transform, "X_pending": X_pending, "model": model}
+    return {
+        "posterior_transform": posterior_transform,
+        "X_pending": X_pending,
+        "model": model,
+        "maximize": maximize,
+    }
 
 
 def _width(
@@ -102,6 +109,7 @@ def construct_inputs_martingale_mixture_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments).
 
@@ -124,8 +132,9 @@ def construct_inputs_martingale_mixture_ucb(
         torch.Size([4])
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs["model_or_bound"] = kwargs.pop("model")
     return kwargs | {
         "delta": delta,
@@ -149,6 +158,7 @@ def construct_inputs_single_task_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``IGPUCB`` and ``AYGPUCB`` (``eta``: ``IGPUCB`` only).
 
@@ -167,8 +177,9 @@ def construct_inputs_single_task_ucb(
         torch.Size([4])
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs |= {"delta": delta, "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std}
     if eta is not None:
         kwargs["eta"] = eta  # AYGPUCB has no eta: its constructor raises a TypeError
@@ -189,6 +200,7 @@ def construct_inputs_scalarized_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``ScalarizedMultiTaskUCB`` and ``ScalarizedObjectiveUCB``.
 
@@ -216,8 +228,9 @@ def construct_inputs_scalarized_ucb(
         torch.Size([3])
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
     return kwargs | {"scalarization": scalarization}
 
@@ -236,6 +249,7 @@ def construct_inputs_task_conditioned(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``TaskConditionedUCB`` and ``TaskConditionedLCB``.
 
@@ -260,8 +274,9 @@ def construct_inputs_task_conditioned(
         1
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
     return kwargs | {"task": task}
 
