@@ -4,8 +4,28 @@ Source: paper 002, Algorithm 1 (KernelUCB) with the bounds of Sections 5.3-5.5:
 exact (Kernel CMM-UCB, eq. (10) / (12)), grid (Kernel DMM-UCB) and analytic (Kernel
 AMM-UCB, Cor. 4.6). Built from a fitted BoTorch GP it is a drop-in for BoTorch's
 ``UpperConfidenceBound``; pending points follow GP-BUCB (Desautels, Krause & Burdick
-2014, JMLR 15). Single outputs inside BoTorch's multi-output wrappers are read as one
-scalar GP (``models.wrapped_outputs``).
+2014, JMLR 15).
+
+**One output of a multi-output wrapper** (``models.wrapped_outputs``): each is paper
+002's bound on one scalar GP, with the guarantee for an explicit ``B``:
+
+* a ``ModelListGP`` of one single-output model: that model's bound;
+* ``MultiTaskGP(..., output_tasks=[i])``: the bound at ``(x, i)`` of the scalar GP on
+  ``X x [n]`` with the model's product kernel, learned from the observations of all
+  tasks; ``B`` bounds the RKHS norm (of that kernel) of ``(x, a) -> f~_a(x) - c_a``,
+  the transformed outcome minus each task's fitted constant mean. Its noise level
+  (``noise_std=None``) is the largest noise variance of the rows (the noisiest
+  task's), a sub-Gaussian level valid for every observation;
+* a multi-output ``SingleTaskGP`` (independent outputs on shared inputs) with a
+  ``ScalarizedPosteriorTransform(w, offset)`` of one weight per output: the bound of
+  ``w^T f(x) + offset`` from the scalarized GP ``g~ = sum_i (a_i / S) (f~_i - c_i)``
+  (``a_i = w_i s_i`` with ``Standardize``'s stds ``s_i``, ``S = ||a||_2``), observed as
+  ``z~ = sum_i (a_i / S) (y~_i - c_i)`` with kernel ``sum_i (a_i / S)^2 k_i``; ``B``
+  bounds ``||g~||`` in that kernel's RKHS (at most ``(sum_i ||f~_i - c_i||_{k_i}^2)^{1/2}``,
+  transformed units), and the noise level is ``max_s (sum_i (a_i / S)^2
+  sigma_{s,i}^2)^{1/2}`` (independent noise across outputs). The bound conditions on
+  ``z~`` only, so it can be wider than BoTorch's posterior of ``w^T f``, which
+  conditions on every output (they agree when the ``k_i / sigma_i^2`` are proportional).
 """
 
 from __future__ import annotations
@@ -68,26 +88,10 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
     ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition's ``model`` is
     then ``None`` (the bound is not a BoTorch ``Model``).
 
-    **One output of a multi-output wrapper** (``models.wrapped_outputs``), each paper
-    002's bound on one scalar GP, with the guarantee for an explicit ``B``:
-
-    * a ``ModelListGP`` of one single-output model: that model's bound;
-    * ``MultiTaskGP(..., output_tasks=[i])``: the bound at ``(x, i)`` of the scalar GP on
-      ``X x [n]`` with the model's product kernel, learned from the observations of all
-      tasks; ``B`` bounds the RKHS norm (of that kernel) of ``(x, a) -> f~_a(x) - c_a``,
-      the transformed outcome minus each task's fitted constant mean. Its noise level
-      (``noise_std=None``) is the largest noise variance of the rows (the noisiest
-      task's), a sub-Gaussian level valid for every observation;
-    * a multi-output ``SingleTaskGP`` (independent outputs on shared inputs) with a
-      ``ScalarizedPosteriorTransform(w, offset)`` of one weight per output: the bound of
-      ``w^T f(x) + offset`` from the scalarized GP ``g~ = sum_i (a_i / S) (f~_i - c_i)``
-      (``a_i = w_i s_i`` with ``Standardize``'s stds ``s_i``, ``S = ||a||_2``), observed as
-      ``z~ = sum_i (a_i / S) (y~_i - c_i)`` with kernel ``sum_i (a_i / S)^2 k_i``; ``B``
-      bounds ``||g~||`` in that kernel's RKHS (at most ``(sum_i ||f~_i - c_i||_{k_i}^2)^{1/2}``,
-      transformed units), and the noise level is ``max_s (sum_i (a_i / S)^2
-      sigma_{s,i}^2)^{1/2}`` (independent noise across outputs). The bound conditions on
-      ``z~`` only, so it can be wider than BoTorch's posterior of ``w^T f``, which
-      conditions on every output.
+    **One output of a multi-output wrapper** (a ``ModelListGP`` of one model,
+    ``MultiTaskGP(..., output_tasks=[i])``, a multi-output ``SingleTaskGP`` with a
+    ``ScalarizedPosteriorTransform`` of one weight per output): paper 002's bound on one
+    scalar GP; what ``B`` and the noise level then mean is in the module docstring.
 
     **maximize=False** (BoTorch's minimization switch): the upper bound of ``-f``, i.e.
     ``-l_t(x)`` (minus the lower bound); with a ``posterior_transform``, of ``-(w f + c)``.

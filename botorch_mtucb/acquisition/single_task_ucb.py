@@ -154,9 +154,10 @@ def joint_width(
     if t == 0:
         raise ValueError(f"{type(model).__name__} has no training data, so no width")
     gamma = observation_information_gain(K, Sigma)
-    smallest = float(torch.linalg.eigvalsh(Sigma)[0])
-    scale = 1.0 if noise_std is None else check_nonnegative(noise_std, "noise_std")
-    scale = scale if noise_std is None else scale / math.sqrt(smallest)
+    scale = 1.0  # the noise level of the whitened observations Sigma^{-1/2} y
+    if noise_std is not None:
+        smallest = float(torch.linalg.eigvalsh(Sigma)[0])
+        scale = check_nonnegative(noise_std, "noise_std") / math.sqrt(smallest)
     if family == "IGP":
         eta = check_positive(2.0 / t if eta is None else eta, "eta")
         noise = scale * math.sqrt(1.0 + eta)
@@ -184,8 +185,7 @@ class _SingleTaskWidthUCB(TaskConditionedUCB):
         if not isinstance(model, Model):
             raise TypeError(
                 "model must be a fitted single-output exact GP of BoTorch (e.g. SingleTaskGP), "
-                "got "
-                f"{type(model).__name__}"
+                f"got {type(model).__name__}"
             )
         member = unwrap_model_list(model)
         scalarized = is_scalarized_multi_output(member, posterior_transform)
