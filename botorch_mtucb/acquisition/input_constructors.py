@@ -90,12 +90,19 @@ def _common(
     constraints: object,
     constraints_tuple: object,
     ref_point: object,
+    maximize: bool = True,
 ) -> dict[str, Any]:
-    """The checked keyword arguments every acquisition takes."""
+    """The checked keyword arguments every acquisition takes (``maximize``: BoTorch's
+    minimization switch, as ``construct_inputs_ucb`` passes it)."""
     _refuse_unsupported(
         objective, constraints if constraints is not None else constraints_tuple, ref_point
     )
-    return {"posterior_transform": posterior_transform, "X_pending": X_pending, "model": model}
+    return {
+        "posterior_transform": posterior_transform,
+        "X_pending": X_pending,
+        "model": model,
+        "maximize": maximize,
+    }
 
 
 def _width(
@@ -131,6 +138,7 @@ def construct_inputs_martingale_mixture_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments).
 
@@ -153,8 +161,9 @@ def construct_inputs_martingale_mixture_ucb(
         torch.Size([4])
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs["model_or_bound"] = kwargs.pop("model")
     return kwargs | {
         "delta": delta,
@@ -178,6 +187,7 @@ def construct_inputs_single_task_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``IGPUCB`` and ``AYGPUCB`` (``eta``: ``IGPUCB`` only).
 
@@ -196,8 +206,9 @@ def construct_inputs_single_task_ucb(
         torch.Size([4])
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs |= {"delta": delta, "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std}
     if eta is not None:
         kwargs["eta"] = eta  # AYGPUCB has no eta: its constructor raises a TypeError
@@ -220,11 +231,18 @@ def _scalarized_inputs(
     constraints: object,
     ref_point: Tensor | None,
     allow_minimization: bool,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     """The keyword arguments of the scalarized UCBs, for one or several objectives."""
     multi_objective = ref_point is not None or objective_names is not None
     _refuse_unsupported(objective, constraints, ref_point, multi_objective=True)
-    kwargs = {"model": model, "X_pending": X_pending}
+    if multi_objective and maximize is not True:
+        raise UnsupportedError(
+            "maximize=False cannot be combined with several objectives: each objective's "
+            "direction comes from the experiment (Ax's objective weights), got "
+            f"maximize={maximize!r}"
+        )
+    kwargs = {"model": model, "X_pending": X_pending, "maximize": maximize}
     kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
     if not multi_objective:
         if seed is not None:
@@ -269,6 +287,7 @@ def construct_inputs_scalarized_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: Tensor | None = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``ScalarizedMultiTaskUCB`` (one or several objectives).
 
@@ -323,6 +342,7 @@ def construct_inputs_scalarized_ucb(
         constraints if constraints is not None else constraints_tuple,
         ref_point,
         allow_minimization=True,
+        maximize=maximize,
     )
 
 
@@ -343,6 +363,7 @@ def construct_inputs_scalarized_objective_ucb(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: Tensor | None = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``ScalarizedObjectiveUCB``: as
     ``construct_inputs_scalarized_ucb``, except that several objectives must all be
@@ -385,6 +406,7 @@ def construct_inputs_scalarized_objective_ucb(
         constraints if constraints is not None else constraints_tuple,
         ref_point,
         allow_minimization=False,
+        maximize=maximize,
     )
 
 
@@ -402,6 +424,7 @@ def construct_inputs_task_conditioned(
     constraints: object = None,
     constraints_tuple: object = None,
     ref_point: object = None,
+    maximize: bool = True,
 ) -> dict[str, Any]:
     r"""Keyword arguments of ``TaskConditionedUCB`` and ``TaskConditionedLCB``.
 
@@ -426,8 +449,9 @@ def construct_inputs_task_conditioned(
         1
     """
     kwargs = _common(
-        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point
-    )
+        model, posterior_transform, X_pending, objective, constraints, constraints_tuple, ref_point,
+        maximize,
+    )  # fmt: skip
     kwargs["width"] = _width(model, width, rkhs_norm_bound, delta, noise_std)
     return kwargs | {"task": task}
 

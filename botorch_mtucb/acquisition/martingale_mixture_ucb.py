@@ -5,28 +5,65 @@ exact (Kernel CMM-UCB, eq. (10) / (12)), grid (Kernel DMM-UCB) and analytic (Ker
 AMM-UCB, Cor. 4.6). Built from a fitted BoTorch GP it is a drop-in for BoTorch's
 ``UpperConfidenceBound``; pending points follow GP-BUCB (Desautels, Krause & Burdick
 2014, JMLR 15).
+
+**One output of a multi-output wrapper** (``models.wrapped_outputs``): each is paper
+002's bound on one scalar GP, with the guarantee for an explicit ``B``:
+
+* a ``ModelListGP`` of one single-output model: that model's bound;
+* ``MultiTaskGP(..., output_tasks=[i])``: the bound at ``(x, i)`` of the scalar GP on
+  ``X x [n]`` with the model's product kernel, learned from the observations of all
+  tasks; ``B`` bounds the RKHS norm (of that kernel) of ``(x, a) -> f~_a(x) - c_a``,
+  the transformed outcome minus each task's fitted constant mean. Its noise level
+  (``noise_std=None``) is the largest noise variance of the rows (the noisiest
+  task's), a sub-Gaussian level valid for every observation;
+* a multi-output ``SingleTaskGP`` (independent outputs on shared inputs) with a
+  ``ScalarizedPosteriorTransform(w, offset)`` of one weight per output: the bound of
+  ``w^T f(x) + offset`` from the scalarized GP ``g~ = sum_i (a_i / S) (f~_i - c_i)``
+  (``a_i = w_i s_i`` with ``Standardize``'s stds ``s_i``, ``S = ||a||_2``), observed as
+  ``z~ = sum_i (a_i / S) (y~_i - c_i)`` with kernel ``sum_i (a_i / S)^2 k_i``; ``B``
+  bounds ``||g~||`` in that kernel's RKHS (at most ``(sum_i ||f~_i - c_i||_{k_i}^2)^{1/2}``,
+  transformed units), and the noise level is ``max_s (sum_i (a_i / S)^2
+  sigma_{s,i}^2)^{1/2}`` (independent noise across outputs). The bound conditions on
+  ``z~`` only, so it can be wider than BoTorch's posterior of ``w^T f``, which
+  conditions on every output (they agree when the ``k_i / sigma_i^2`` are proportional).
 """
 
 from __future__ import annotations
 
+import copy
+import math
 from collections.abc import Sequence
 
-from botorch.acquisition.acquisition import AcquisitionFunction
+import torch
+from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
-from botorch_mtucb.acquisition.posterior_moments import check_posterior_transform
+from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
+from botorch_mtucb.acquisition.posterior_moments import (
+    check_posterior_transform,
+    check_single_output,
+)
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
-from botorch_mtucb.utils.checks import check_alphas, check_X_pending
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
+from botorch_mtucb.models.wrapped_outputs import (
+    ScalarGPData,
+    is_scalarized_multi_output,
+    is_single_task_multi_task_gp,
+    multi_task_output_data,
+    scalarized_output_data,
+    unwrap_model_list,
+)
+from botorch_mtucb.utils.checks import check_alphas, check_kernel_values, check_X_pending
 
 DEFAULT_DELTA = 0.01
 DMM_MULTIPLES = (0.1, 0.3, 1.0, 3.0, 10.0)  # DMM-UCB's grid / (sigma^2 / c) (paper 002, Sec. 7)
+MAX_ALPHAS = 100  # a grid bound caches one t x t Cholesky factor per alpha
 
 
-class MartingaleMixtureUCB(AcquisitionFunction):
+class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
     r"""``u_t(x)``: the martingale-mixture upper confidence bound of paper 002.
 
     ``u_t(x) = min_{alpha in A} mu_alpha(x) + R~_alpha / sqrt(alpha) rho_alpha(x)``, with
@@ -50,6 +87,16 @@ class MartingaleMixtureUCB(AcquisitionFunction):
     **From a prebuilt bound**: ``MartingaleMixtureUCB(bound)`` or
     ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition's ``model`` is
     then ``None`` (the bound is not a BoTorch ``Model``).
+
+    **One output of a multi-output wrapper** (a ``ModelListGP`` of one model,
+    ``MultiTaskGP(..., output_tasks=[i])``, a multi-output ``SingleTaskGP`` with a
+    ``ScalarizedPosteriorTransform`` of one weight per output): paper 002's bound on one
+    scalar GP; what ``B`` and the noise level then mean is in the module docstring.
+
+    **maximize=False** (BoTorch's minimization switch): the upper bound of ``-f``, i.e.
+    ``-l_t(x)`` (minus the lower bound); with a ``posterior_transform``, of ``-(w f + c)``.
+    Valid with the same probability as ``u_t`` (the confidence set bounds ``f`` on both
+    sides).
 
     **Pending points** (``X_pending``, ``set_X_pending``; ``optimize_acqf(q=k,
     sequential=True)`` and ``optimize_acqf_discrete(q=k)``): GP-BUCB (Desautels et al.
@@ -106,13 +153,15 @@ class MartingaleMixtureUCB(AcquisitionFunction):
         X_pending: Tensor | None = None,
         posterior_transform: PosteriorTransform | None = None,
         mixture_scale: float | None = None,
+        maximize: bool = True,
     ) -> None:
         r"""Build the acquisition.
 
         Args:
             model_or_bound: A fitted single-output exact BoTorch GP (``SingleTaskGP``
                 with or without outcome and input transforms, fixed or learned noise;
-                see ``models.single_output_data``), or a ``MartingaleMixtureBound``.
+                see ``models.single_output_data``), one inside a multi-output wrapper
+                (class docstring), or a ``MartingaleMixtureBound``.
             delta: Confidence level in ``(0, 1)``; ``None``: 0.01 for a model. Not
                 given with a bound (it has its own).
             rkhs_norm_bound: ``B > 0`` on ``||f_tilde||_H`` (transformed units);
@@ -126,13 +175,19 @@ class MartingaleMixtureUCB(AcquisitionFunction):
                 CPU tensor (not a buffer, so that ``.to(dtype)`` cannot round it).
             X_pending: ``m x d`` points chosen but not yet observed (GP-BUCB).
             posterior_transform: ``None`` or a ``ScalarizedPosteriorTransform`` with
-                one weight.
+                one weight (``n`` for a multi-output ``SingleTaskGP``: the scalarized
+                GP).
             mixture_scale: ``c > 0`` of eq. (8) for a model (``None``: 1). Model only.
+            maximize: ``False``: the upper bound of ``-f`` (class docstring).
 
         Raises:
             TypeError: For a ``model_or_bound`` that is neither a bound nor a model the
-                route reads (naming its type and what is accepted).
-            ValueError: For non-positive or non-finite ``alphas``, an unknown string,
+                route reads (naming its type and what is accepted), or ``maximize``
+                not a bool.
+            ValueError: For non-positive or non-finite ``alphas`` or more than
+                ``MAX_ALPHAS`` of them, an unknown string, a transform with NaN/inf
+                weights or offset, a model with several outputs and no transform of
+                one weight per output,
                 ``delta``, ``rkhs_norm_bound``, ``noise_std`` or ``mixture_scale``
                 given with a bound, a bad ``X_pending`` (shape ``m x d``, NaN/inf) or
                 a model the route refuses (``MartingaleMixtureBound.from_model``).
@@ -142,6 +197,8 @@ class MartingaleMixtureUCB(AcquisitionFunction):
                 model's data contradict.
         """
         Module.__init__(self)  # AcquisitionFunction.__init__ would need a Model
+        self.maximize = check_maximize(maximize)
+        input_map, scalarized = None, False
         if isinstance(model_or_bound, MartingaleMixtureBound):
             given = {"delta": delta, "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std}
             given["mixture_scale"] = mixture_scale
@@ -152,6 +209,7 @@ class MartingaleMixtureUCB(AcquisitionFunction):
                     "(the bound fixes them); pass a BoTorch model to build a new bound"
                 )
             bound = model_or_bound
+            input_dim = bound.train_X.shape[-1]
             self.model = None  # no BoTorch Model (optimize_acqf(sequential=True) reads it)
         else:
             if not isinstance(model_or_bound, Model):
@@ -160,17 +218,41 @@ class MartingaleMixtureUCB(AcquisitionFunction):
                     "SingleTaskGP) or a MartingaleMixtureBound, got "
                     f"{type(model_or_bound).__name__}"
                 )
-            bound = MartingaleMixtureBound.from_model(
-                model_or_bound,
-                rkhs_norm_bound=rkhs_norm_bound,
-                noise_std=noise_std,
-                delta=DEFAULT_DELTA if delta is None else delta,
-                mixture_scale=1.0 if mixture_scale is None else mixture_scale,
-            )
+            model = unwrap_model_list(model_or_bound)
+            scalarized = is_scalarized_multi_output(model, posterior_transform)
+            outputs = model.num_outputs if scalarized else 1
+            check_posterior_transform(posterior_transform, outputs)  # before any work
+            settings = {
+                "rkhs_norm_bound": rkhs_norm_bound,
+                "noise_std": noise_std,
+                "delta": DEFAULT_DELTA if delta is None else delta,
+                "mixture_scale": 1.0 if mixture_scale is None else mixture_scale,
+            }
+            if scalarized or is_single_task_multi_task_gp(model):
+                data = (
+                    scalarized_output_data(model, posterior_transform)
+                    if scalarized
+                    else multi_task_output_data(model)
+                )
+                bound = bound_from_data(data, **settings)
+                input_map, input_dim = data.input_map, data.input_dim
+            else:
+                check_single_output(model, "model_or_bound")
+                bound = MartingaleMixtureBound.from_model(model, **settings)
+                input_dim = bound.train_X.shape[-1]
             self.model = model_or_bound
         self.bound = bound
+        self.input_map = input_map  # the user's points -> the bound's rows (None: same)
+        self.input_dim = input_dim
         self.alphas = _resolve_alphas(alphas, bound)
-        self.posterior_transform = check_posterior_transform(posterior_transform, 1)
+        outputs = self.model.num_outputs if scalarized else 1
+        self.posterior_transform = check_posterior_transform(posterior_transform, outputs)
+        weight, offset = 1.0, 0.0  # the affine map applied to the bound's value
+        if self.posterior_transform is not None and not scalarized:  # else in the bound
+            weight = float(self.posterior_transform.weights.reshape(()))
+            offset = float(self.posterior_transform.offset)
+        direction = 1.0 if self.maximize else -1.0  # maximize=False: the bound of -f
+        self._affine = (direction * weight, direction * offset)
         self.set_X_pending(X_pending)
 
     @classmethod
@@ -213,7 +295,7 @@ class MartingaleMixtureUCB(AcquisitionFunction):
             TypeError, ValueError: For ``X_pending`` that is not ``None`` or an
                 ``m x d`` floating tensor without NaN/inf.
         """
-        self.X_pending = check_X_pending(X_pending, self.bound.train_X.shape[-1])
+        self.X_pending = check_X_pending(X_pending, self.input_dim)
 
     @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
@@ -226,17 +308,74 @@ class MartingaleMixtureUCB(AcquisitionFunction):
         Returns:
             A ``batch`` tensor of upper confidence bounds (the user's units of ``f``).
         """
-        X = X.squeeze(-2)
-        transform = self.posterior_transform
-        if transform is None:
-            return self.bound.upper(X, alphas=self.alphas, X_pending=self.X_pending)  # batch
-        weight = float(transform.weights.reshape(()))
-        side = self.bound.upper if weight >= 0 else self.bound.lower
-        return transform.offset + weight * side(X, alphas=self.alphas, X_pending=self.X_pending)
+        rows, pending = X.squeeze(-2), self.X_pending  # batch x d
+        if self.input_map is not None:  # the bound's rows (a task column, the transform)
+            rows = self.input_map(rows.to(torch.float64))
+            if pending is not None:
+                with torch.no_grad():
+                    pending = self.input_map(pending.to(torch.float64))
+        weight, offset = self._affine
+        side = self.bound.upper if weight >= 0 else self.bound.lower  # w l_t for w < 0
+        value = side(rows, alphas=self.alphas, X_pending=pending)  # batch
+        if (weight, offset) != (1.0, 0.0):
+            value = offset + weight * value
+        return value.to(X.dtype)
 
     def __repr__(self) -> str:
         kind = "exact" if self.alphas is None else f"alphas={self.alphas.tolist()}"
         return f"{type(self).__name__}({kind}, t={self.bound.num_observations})"
+
+
+def bound_from_data(
+    data: ScalarGPData,
+    rkhs_norm_bound: float | None,
+    noise_std: float | None,
+    delta: float,
+    mixture_scale: float,
+) -> MartingaleMixtureBound:
+    r"""``MartingaleMixtureBound`` on a scalar GP's data (``models.wrapped_outputs``), as
+    ``MartingaleMixtureBound.from_model`` builds it from a model: in the kernel's space
+    (rows, centered targets), ``noise_std=None`` the square root of the largest noise
+    variance, ``rkhs_norm_bound=None`` chosen from the data (``norm_choice``), and the
+    affine map of the data's outcome. The bound takes rows (``data.kernel_inputs(X)``).
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import MultiTaskGP
+        >>> from botorch_mtucb.acquisition.martingale_mixture_ucb import bound_from_data
+        >>> from botorch_mtucb.models.wrapped_outputs import multi_task_output_data
+        >>> X = torch.rand(8, 2, dtype=torch.float64)
+        >>> X[:, -1] = torch.tensor([0.0, 1.0]).repeat(4)
+        >>> data = multi_task_output_data(
+        ...     MultiTaskGP(X, X[:, :1].sin(), task_feature=-1, output_tasks=[0]))
+        >>> bound = bound_from_data(data, None, None, 0.01, 1.0)
+        >>> bound.num_observations, bound.rkhs_norm_bound_from_data
+        (8, True)
+    """
+    train_X = data.train_X.detach().to(torch.float64)
+    train_Y = data.train_Y.detach().to(torch.float64)
+    if noise_std is None:
+        noise_std = math.sqrt(float(data.noise_variance.max()))
+    chosen = rkhs_norm_bound is None
+    if chosen:
+        kernel = copy.deepcopy(data.kernel).to(device=train_X.device, dtype=torch.float64)
+        with torch.no_grad():
+            gram = kernel(train_X).to_dense()
+        check_kernel_values(gram, train_X, "train_X")
+        rkhs_norm_bound = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
+    bound = MartingaleMixtureBound(
+        train_X,
+        train_Y,
+        data.kernel,
+        rkhs_norm_bound=rkhs_norm_bound,
+        noise_std=noise_std,
+        delta=delta,
+        mixture_scale=mixture_scale,
+        outcome_shift=data.outcome_shift,
+        outcome_scale=data.outcome_scale,
+    )
+    bound.rkhs_norm_bound_from_data = chosen
+    return bound
 
 
 def _resolve_alphas(
@@ -251,4 +390,15 @@ def _resolve_alphas(
                 f"them, got {alphas!r}"
             )
         alphas = [m * bound.base_alpha for m in multiples]
-    return None if alphas is None else check_alphas(alphas)
+    if alphas is None:
+        return None
+    if isinstance(alphas, Tensor):
+        count = alphas.numel()
+    else:
+        count = len(alphas) if isinstance(alphas, Sequence) else 1
+    if count > MAX_ALPHAS:  # before anything is allocated for them
+        raise ValueError(
+            f"alphas must hold at most MAX_ALPHAS = {MAX_ALPHAS} values (a grid bound keeps "
+            f"one t x t Cholesky factor per alpha), got {count}; DMM-UCB uses 5 (alphas='DMM')"
+        )
+    return check_alphas(alphas)

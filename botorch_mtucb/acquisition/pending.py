@@ -176,6 +176,13 @@ def _hallucinate_kronecker(model: KroneckerMultiTaskGP, X: Tensor) -> KroneckerM
     return conditioned.eval()
 
 
+def _leaves(model: Model) -> list[Model]:
+    """The models of a (nested) ``ModelListGP``, or ``[model]``."""
+    if isinstance(model, ModelListGP):
+        return [leaf for member in model.models for leaf in _leaves(member)]
+    return [model]
+
+
 def _fixed_noise(model: Model, mean: Tensor) -> dict[str, Tensor]:
     """``{"noise": ...}`` for a fixed-noise likelihood (its mean training noise per
     output, in the model's transformed outcome units), else ``{}``."""
@@ -223,7 +230,12 @@ class PendingPointsMixin:
             TypeError, ValueError: For a bad ``X_pending`` (``check_X_pending``).
             UnsupportedError: If the model cannot be conditioned on observations.
         """
-        X_pending = check_X_pending(X_pending, candidate_dimension(self))
+        # a MultiTaskGP also takes pending points with their task column (m x (d + 1))
+        takes_task_column = any(
+            isinstance(leaf, MultiTaskGPyTorchModel) for leaf in _leaves(self.model)
+        )
+        dim = None if takes_task_column else candidate_dimension(self)
+        X_pending = check_X_pending(X_pending, dim)
         conditioned = condition_on_pending(self.model, X_pending, getattr(self, "task", None))
         self.X_pending = X_pending
         self.pending_model = None if conditioned is self.model else conditioned

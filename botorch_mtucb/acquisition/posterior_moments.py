@@ -53,7 +53,8 @@ def check_posterior_transform(
         UnsupportedError: For another BoTorch ``PosteriorTransform`` (the confidence
             bounds stay valid only under an affine map of the outputs).
         TypeError: For anything that is not a ``PosteriorTransform``.
-        ValueError: If its weights do not have ``num_outputs`` entries.
+        ValueError: If its weights do not have ``num_outputs`` entries, or its weights or
+            offset are not finite (``check_transform_values``).
 
     Example:
         >>> import torch
@@ -70,6 +71,7 @@ def check_posterior_transform(
                 f"posterior_transform must have {num_outputs} weights (it acts on {outputs}; "
                 f"e.g. weights=-torch.ones({num_outputs}) for a minimization), got {size}"
             )
+        check_transform_values(posterior_transform)
     if posterior_transform is None or isinstance(posterior_transform, ScalarizedPosteriorTransform):
         return posterior_transform
     if isinstance(posterior_transform, PosteriorTransform):
@@ -82,6 +84,63 @@ def check_posterior_transform(
         "posterior_transform must be None or a botorch ScalarizedPosteriorTransform, got "
         f"{type(posterior_transform).__name__}"
     )
+
+
+def check_single_output(model: Model, name: str) -> None:
+    """A model read by a single-output route has one output.
+
+    Raises:
+        ValueError: Naming the ways to reach one output of a multi-output model.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.acquisition.posterior_moments import check_single_output
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> try:
+        ...     check_single_output(SingleTaskGP(X, torch.cat([X, -X], -1)), "model")
+        ... except ValueError as error:
+        ...     print(str(error)[:54])
+        model must have one output, got a SingleTaskGP with 2
+    """
+    if model.num_outputs != 1:
+        raise ValueError(
+            f"{name} must have one output, got a {type(model).__name__} with "
+            f"{model.num_outputs} outputs: pass posterior_transform="
+            f"ScalarizedPosteriorTransform(weights) with {model.num_outputs} weights (a "
+            "multi-output SingleTaskGP: w^T f is one scalar GP), a MultiTaskGP with "
+            "output_tasks=[i], or one model per output"
+        )
+
+
+def check_transform_values(posterior_transform: ScalarizedPosteriorTransform) -> None:
+    """The weights and the offset of a ``ScalarizedPosteriorTransform`` are finite real
+    numbers (a NaN weight would give NaN bounds silently).
+
+    Raises:
+        TypeError: For boolean or complex weights.
+        ValueError: For NaN or inf weights or offset, naming them.
+
+    Example:
+        >>> import torch
+        >>> from botorch.acquisition.objective import ScalarizedPosteriorTransform
+        >>> from botorch_mtucb.acquisition.posterior_moments import check_transform_values
+        >>> try:
+        ...     check_transform_values(ScalarizedPosteriorTransform(torch.tensor([float("nan")])))
+        ... except ValueError as error:
+        ...     print(str(error)[:56])
+        posterior_transform's weights must be finite, got tensor
+    """
+    weights = posterior_transform.weights
+    if weights.dtype == torch.bool or weights.is_complex():
+        raise TypeError(
+            f"posterior_transform's weights must be real numbers, got dtype {weights.dtype}"
+        )
+    if not bool(torch.isfinite(weights).all()):
+        raise ValueError(f"posterior_transform's weights must be finite, got {weights}")
+    offset = posterior_transform.offset
+    if not bool(torch.isfinite(torch.as_tensor(offset, dtype=torch.float64)).all()):
+        raise ValueError(f"posterior_transform's offset must be finite, got {offset}")
 
 
 def model_posterior(

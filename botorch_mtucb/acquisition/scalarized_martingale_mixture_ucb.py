@@ -15,7 +15,16 @@ bound on ``max_{f in F_t} s_lambda(f(x))``:
   a valid bound, the vertices ``p = e_i`` give the per-task form, and
   ``chebyshev_lattice=r`` takes the minimum over the lattice ``{p : r p in N^n}`` of the
   simplex (vertices included, so never looser; ``binom(r + n - 1, n - 1)`` functionals per
-  point).
+  point, at most ``MAX_LATTICE_FUNCTIONALS``).
+
+``maximize=False`` (BoTorch's minimization switch) bounds ``-s_lambda(f(x))`` from above:
+``upper(x, weights=-w)`` for a linear scalarization (the exact maximum of ``-w^T f(x)``
+over ``F_t``, i.e. minus the lower bound of ``w^T f(x)``), and ``max_i w_i (z_i - l_t(x,
+i))`` with the per-task lower bounds ``l_t(x, i)`` for a Chebyshev one: ``-s(f) = max_i
+w_i (z_i - f_i)`` and the maximum over ``F_t`` of a maximum is the maximum of the
+per-task maxima, so this is the exact maximum of ``-s_lambda(f(x))`` over ``F_t`` (with
+the exact bounds; grid and analytic bounds bound it from above). The lattice does not
+enter it.
 
 Pending points follow GP-BUCB (Desautels, Krause & Burdick 2014, JMLR 15) as the bound's
 ``upper(..., X_pending=...)`` (full-vector data).
@@ -27,15 +36,16 @@ Section 2; the scalarizations of paper 000, Section 2 and eq. (2).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 import torch
-from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.exceptions import UnsupportedError
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
+from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
 from botorch_mtucb.acquisition.martingale_mixture_ucb import _resolve_alphas
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
@@ -48,13 +58,63 @@ from botorch_mtucb.scalarization import (
 )
 from botorch_mtucb.utils.checks import as_int, check_X_pending
 
+MAX_LATTICE_FUNCTIONALS = 1000  # each is one bound per candidate (t n numbers per point)
+
+
+def lattice_size(num_tasks: int, resolution: int) -> int:
+    """``binom(resolution + n - 1, n - 1)``: the points of the simplex lattice.
+
+    Example:
+        >>> from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import lattice_size
+        >>> lattice_size(3, 10)
+        66
+    """
+    return math.comb(resolution + num_tasks - 1, num_tasks - 1)
+
+
+def check_lattice_size(num_tasks: int, resolution: int) -> int:
+    """``resolution`` if its lattice has at most ``MAX_LATTICE_FUNCTIONALS`` points, checked
+    from the count alone (nothing is allocated).
+
+    Raises:
+        TypeError, ValueError: Unless ``num_tasks`` and ``resolution`` are integers ``>= 1``.
+        ValueError: For a lattice of more points, naming ``chebyshev_lattice``, the count
+            and the largest resolution that fits.
+
+    Example:
+        >>> from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
+        ...     check_lattice_size)
+        >>> try:
+        ...     check_lattice_size(3, 10**9)
+        ... except ValueError as error:
+        ...     print(str(error)[:72])
+        chebyshev_lattice=1000000000 gives binom(r + n - 1, n - 1) = 50000000150
+    """
+    n = as_int(num_tasks, "num_tasks", 1)
+    r = as_int(resolution, "chebyshev_lattice", 1)
+    count = lattice_size(n, r)
+    if count > MAX_LATTICE_FUNCTIONALS:
+        largest = 1
+        while lattice_size(n, largest + 1) <= MAX_LATTICE_FUNCTIONALS:
+            largest += 1
+        raise ValueError(
+            f"chebyshev_lattice={r} gives binom(r + n - 1, n - 1) = {count} functionals for "
+            f"n = {n} tasks, more than MAX_LATTICE_FUNCTIONALS = {MAX_LATTICE_FUNCTIONALS} "
+            f"(each is one bound per candidate); use chebyshev_lattice <= {largest}"
+        )
+    return r
+
 
 def simplex_lattice(num_tasks: int, resolution: int) -> Tensor:
     r"""The points ``p`` of the simplex with ``resolution * p`` integer: ``binom(resolution +
     n - 1, n - 1)`` rows of ``n`` (float64), the vertices ``e_i`` first.
 
+    Enumerated as compositions (stars and bars), ``O(binom(r + n - 1, n - 1) n)``; the
+    size is checked first (``check_lattice_size``).
+
     Raises:
         TypeError, ValueError: Unless ``num_tasks`` and ``resolution`` are integers ``>= 1``.
+        ValueError: For more than ``MAX_LATTICE_FUNCTIONALS`` points.
 
     Example:
         >>> from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
@@ -65,13 +125,16 @@ def simplex_lattice(num_tasks: int, resolution: int) -> Tensor:
                 [0.5000, 0.5000]], dtype=torch.float64)
     """
     n = as_int(num_tasks, "num_tasks", 1)
-    r = as_int(resolution, "chebyshev_lattice", 1)
-    counts = [c for c in itertools.product(range(r + 1), repeat=n) if sum(c) == r]
+    r = check_lattice_size(n, resolution)
+    counts = []
+    for bars in itertools.combinations(range(r + n - 1), n - 1):  # stars and bars
+        edges = (-1, *bars, r + n - 1)
+        counts.append(tuple(edges[i + 1] - edges[i] - 1 for i in range(n)))
     counts.sort(key=lambda c: (-max(c), [-k for k in c]))  # vertices first
     return torch.tensor(counts, dtype=torch.float64) / r
 
 
-class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
+class ScalarizedMartingaleMixtureUCB(AnalyticAcquisitionFunction):
     r"""``u_t(x) >= max_{f in F_t} s_lambda(f(x))``: a scalarization of the multi-task
     martingale-mixture confidence set (module docstring).
 
@@ -89,7 +152,13 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
     with ``optimize_acqf(..., sequential=True)`` or ``optimize_acqf_discrete(..., q=q)``,
     which pass the points chosen so far as ``X_pending`` (GP-BUCB: the bound's
     ``rho_alpha`` as if all tasks had been observed there; full-vector data only).
-    ``model`` is ``None`` (the bound is not a BoTorch ``Model``).
+    ``model`` is ``None`` (the bound is not a BoTorch ``Model``). ``maximize=False``: the
+    upper bound of ``-s_lambda(f(x))`` (module docstring).
+
+    Over a box, ``botorch_mtucb.utils.maximize_acquisition(acqf, BoxDomain(bounds))``
+    also starts L-BFGS-B from the best raw samples (``optimize_acqf`` picks its starts at
+    random among them and can miss the best basin of the minimum over tasks) and never
+    returns less than the best raw sample it evaluated.
 
     Example:
         >>> import torch
@@ -123,6 +192,7 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
         alphas: float | Sequence[float] | Tensor | str | None = None,
         X_pending: Tensor | None = None,
         chebyshev_lattice: int = 1,
+        maximize: bool = True,
     ) -> None:
         r"""Build the acquisition.
 
@@ -135,7 +205,9 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
                 (AMM), ``"DMM"`` or ``"AMM"`` (as ``MartingaleMixtureUCB``).
             X_pending: ``m x d`` points chosen but not yet observed (GP-BUCB).
             chebyshev_lattice: Resolution ``r >= 1`` of the simplex lattice of the
-                Chebyshev bound (1: the per-task form). Chebyshev only.
+                Chebyshev bound (1: the per-task form), with at most
+                ``MAX_LATTICE_FUNCTIONALS`` points. Chebyshev only.
+            maximize: ``False``: the upper bound of ``-s_lambda(f(x))``.
 
         Raises:
             TypeError: If ``bound`` is not a ``MultiTaskMartingaleMixtureBound``, or
@@ -143,8 +215,10 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
                 weight tensor.
             ValueError: For a scalarization whose size is not ``n``, several weight
                 vectors, a reference point that is not ``n``, bad ``alphas``,
-                ``chebyshev_lattice`` not an integer ``>= 1`` or given with a linear
-                scalarization, or a bad ``X_pending``.
+                ``chebyshev_lattice`` not an integer ``>= 1``, of more than
+                ``MAX_LATTICE_FUNCTIONALS`` points or given with a linear scalarization,
+                or a bad ``X_pending``. ``TypeError`` for a ``maximize`` that is not a
+                bool.
             UnsupportedError: For ``X_pending`` on task-indexed data.
         """
         Module.__init__(self)  # AcquisitionFunction.__init__ would need a Model
@@ -153,17 +227,19 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
                 f"bound must be a MultiTaskMartingaleMixtureBound, got {type(bound).__name__}"
             )
         self.model = None  # no BoTorch Model (optimize_acqf(sequential=True) reads .model)
+        self.maximize = check_maximize(maximize)
         self.bound = bound
         self.scalarization = _check_scalarization(scalarization, bound.num_tasks)
         self.alphas = _resolve_alphas(alphas, bound)
-        resolution = as_int(chebyshev_lattice, "chebyshev_lattice", 1)
+        resolution = check_lattice_size(bound.num_tasks, chebyshev_lattice)  # before allocating
         if resolution > 1 and not isinstance(self.scalarization, ChebyshevScalarization):
             raise ValueError(
                 "chebyshev_lattice applies to a ChebyshevScalarization only (the linear "
                 f"bound is exact), got chebyshev_lattice={chebyshev_lattice}"
             )
         self.chebyshev_lattice = resolution
-        self._lattice = simplex_lattice(bound.num_tasks, resolution) if resolution > 1 else None
+        lattice = resolution > 1 and self.maximize  # maximize=False: the per-task form is exact
+        self._lattice = simplex_lattice(bound.num_tasks, resolution) if lattice else None
         self.set_X_pending(X_pending)
 
     def set_X_pending(self, X_pending: Tensor | None = None) -> None:
@@ -198,6 +274,14 @@ class ScalarizedMartingaleMixtureUCB(AcquisitionFunction):
         X = X.squeeze(-2)  # batch x d
         pending = self.X_pending if self.X_pending is None or len(self.X_pending) else None
         s = self.scalarization
+        if not self.maximize:  # the upper bound of -s(f) (module docstring)
+            if isinstance(s, LinearScalarization):
+                return self.bound.upper(
+                    X, weights=-s.weights, alphas=self.alphas, X_pending=pending
+                )
+            lower = self.bound.lower(X, alphas=self.alphas, X_pending=pending)  # batch x n
+            w, z = s.weights.to(lower), s.reference_point.to(lower)
+            return (w * (z - lower)).amax(-1)  # max_i w_i (z_i - l_t(x, i))
         if isinstance(s, LinearScalarization):
             return self.bound.upper(X, weights=s.weights, alphas=self.alphas, X_pending=pending)
         if self._lattice is None:

@@ -26,7 +26,15 @@ class ScalarizedObjectiveUCB(ScalarizedAcquisition):
     ``sigma`` from the model conditioned on the pending points (GP-BUCB), as
     ``ScalarizedMultiTaskUCB`` does. The constructor's arguments and errors are those of
     ``ScalarizedAcquisition`` (``model``, ``scalarization`` or weights, ``width``,
-    ``posterior_transform``, ``X_pending``).
+    ``posterior_transform``, ``X_pending``, ``maximize``).
+
+    ``maximize=False`` (BoTorch's minimization switch): ``-s_lambda(mu(x) - width *
+    sigma(x))``, minus the scalarization of the per-objective lower bounds. For a
+    scalarization that is non-decreasing in each objective (non-negative weights, linear or
+    Chebyshev), it bounds ``-s_lambda(f(x))`` from above whenever every ``f_i(x)`` lies in
+    ``[mu_i - width sigma_i, mu_i + width sigma_i]`` (as the ``maximize=True`` value bounds
+    ``s_lambda(f(x))``). For a Chebyshev scalarization over a box, see
+    ``ScalarizedMultiTaskUCB`` on ``maximize_acquisition``.
 
     Example:
         >>> import torch
@@ -50,4 +58,6 @@ class ScalarizedObjectiveUCB(ScalarizedAcquisition):
         if self.pending_model is not None:
             posterior = model_posterior(self.pending_model, X, self.posterior_transform)
         std = posterior.variance.squeeze(-2).clamp_min(0.0).sqrt()  # b x n
+        if not self.maximize:  # the upper bound of -s(f) from the lower bounds of f
+            return -self.scalarization(mean - self.width.to(mean) * std)  # b
         return self.scalarization(mean + self.width.to(mean) * std)  # b

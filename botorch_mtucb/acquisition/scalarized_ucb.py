@@ -8,12 +8,12 @@ pending points as in GP-BUCB (Desautels et al. 2014, ``acquisition.pending``).
 from __future__ import annotations
 
 import torch
-from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from torch import Tensor
 
-from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
+from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
 from botorch_mtucb.acquisition.pending import PendingPointsMixin
 from botorch_mtucb.acquisition.posterior_moments import (
     check_posterior_transform,
@@ -109,9 +109,12 @@ def check_scalarized_arguments(
     return scalarization, posterior_transform
 
 
-class ScalarizedAcquisition(PendingPointsMixin, AcquisitionFunction):
+class ScalarizedAcquisition(PendingPointsMixin, AnalyticAcquisitionFunction):
     r"""What the scalarized UCBs share: a model with ``n`` outputs, a scalarization, a
-    width, ``posterior_transform`` and ``X_pending`` (GP-BUCB), all checked.
+    width, ``posterior_transform``, ``X_pending`` (GP-BUCB) and ``maximize``, all checked.
+
+    An ``AnalyticAcquisitionFunction`` whose ``set_X_pending`` keeps GP-BUCB's pending
+    points (BoTorch's base class refuses them).
 
     Subclasses (``ScalarizedMultiTaskUCB``, ``ScalarizedObjectiveUCB``) implement
     ``forward``.
@@ -135,6 +138,7 @@ class ScalarizedAcquisition(PendingPointsMixin, AcquisitionFunction):
         width: float | Tensor,
         posterior_transform: PosteriorTransform | None = None,
         X_pending: Tensor | None = None,
+        maximize: bool = True,
     ) -> None:
         r"""Build the acquisition.
 
@@ -150,24 +154,29 @@ class ScalarizedAcquisition(PendingPointsMixin, AcquisitionFunction):
             posterior_transform: ``None`` or a ``ScalarizedPosteriorTransform`` with
                 ``n`` weights.
             X_pending: ``m x d`` points chosen but not yet evaluated (GP-BUCB).
+            maximize: ``False``: the upper bound of ``-s(f)`` (BoTorch's minimization
+                switch; see the subclass).
 
         Raises:
             TypeError: If ``model`` is not a BoTorch ``Model``, ``scalarization`` not
-                a ``Scalarization`` or weight tensor, or ``width`` not a real number (a
-                string, ``None``, a bool, a complex number ...).
+                a ``Scalarization`` or weight tensor, ``width`` not a real number (a
+                string, ``None``, a bool, a complex number ...) or ``maximize`` not a
+                bool.
             ValueError: If the scalarization's size differs from the number of outputs
                 it acts on, ``width`` is negative, not finite or not a single number,
-                or ``X_pending`` is not ``m x d`` or holds NaN/inf.
+                the transform's weights or offset are not finite, or ``X_pending`` is
+                not ``m x d`` or holds NaN/inf.
             UnsupportedError: For another kind of ``posterior_transform``, or pending
                 points on a model that cannot be conditioned.
         """
         scalarization, posterior_transform = check_scalarized_arguments(
             model, scalarization, posterior_transform
         )
-        super().__init__(model=model)
+        AnalyticAcquisitionFunction.__init__(self, model=model, allow_multi_output=True)
         self.scalarization = scalarization
         self.posterior_transform = posterior_transform
         self.register_buffer("width", check_width(width))
+        self.maximize = check_maximize(maximize)
         self.set_X_pending(X_pending)
 
 
@@ -193,6 +202,17 @@ class ScalarizedMultiTaskUCB(ScalarizedAcquisition):
       their mean (``condition_on_pending``). ``optimize_acqf(q=k, sequential=True)``
       and ``optimize_acqf_discrete(q=k)`` use it; joint ``q > 1`` batches raise an
       ``UnsupportedError``.
+    - ``maximize=False`` (BoTorch's minimization switch): ``-s(mu(x)) + L_lambda * width *
+      ||Gamma_t(x, x)||^{1/2}``, minus the matching lower bound of ``s(f(x))``. On the
+      confidence ellipsoid ``s(f) >= s(mu) - L_lambda ||f - mu|| >= s(mu) - L_lambda *
+      width * ||Gamma_t||^{1/2}`` (``s`` is ``L_lambda``-Lipschitz), so it is an upper
+      bound of ``-s(f(x))`` wherever the ``maximize=True`` value bounds ``s(f(x))``;
+      maximizing it looks for the minimizer of ``s(f)``.
+    - Maximization over a box: ``optimize_acqf`` starts L-BFGS-B from raw samples drawn
+      at random (Boltzmann weights), which can miss the best basin of a min-over-tasks
+      (Chebyshev) bound; ``botorch_mtucb.utils.maximize_acquisition(acqf,
+      BoxDomain(bounds))`` also starts it from the best raw samples and never returns
+      less than the best raw sample it evaluated.
 
     Example:
         >>> import torch
@@ -245,7 +265,8 @@ class ScalarizedMultiTaskUCB(ScalarizedAcquisition):
             delta: Confidence level in ``(0, 1)``.
             noise_std: Sub-Gaussian noise level ``sigma``; ``None``: the model's noise
                 (where ``mt_kb_width`` reads it from the model).
-            **kwargs: ``posterior_transform``, ``X_pending`` (as in the constructor).
+            **kwargs: ``posterior_transform``, ``X_pending``, ``maximize`` (as in the
+                constructor).
 
         Raises:
             TypeError, ValueError: As ``mt_kb_width`` and the constructor.
@@ -289,4 +310,5 @@ class ScalarizedMultiTaskUCB(ScalarizedAcquisition):
                 self.pending_model, X, self.posterior_transform
             )
         scale = self.scalarization.lipschitz_constant.to(mean) * self.width.to(mean)
-        return self.scalarization(mean) + scale * largest_eigenvalue_sqrt(covariance)  # b
+        scalarized = self.scalarization(mean) if self.maximize else -self.scalarization(mean)
+        return scalarized + scale * largest_eigenvalue_sqrt(covariance)  # b

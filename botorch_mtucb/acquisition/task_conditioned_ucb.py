@@ -8,12 +8,12 @@ lcb_t(i, x) = mu_t(i, x) - beta_t * sigma_t(i, x). Pending points as in GP-BUCB
 
 from __future__ import annotations
 
-from botorch.acquisition.acquisition import AcquisitionFunction
+from botorch.acquisition.analytic import AnalyticAcquisitionFunction
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.models.model import Model
 from torch import Tensor
 
-from botorch_mtucb.acquisition.candidates import one_candidate_per_batch
+from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
 from botorch_mtucb.acquisition.pending import PendingPointsMixin
 from botorch_mtucb.acquisition.posterior_moments import (
     check_posterior_transform,
@@ -22,7 +22,7 @@ from botorch_mtucb.acquisition.posterior_moments import (
 from botorch_mtucb.utils.checks import as_int, check_width
 
 
-class TaskConditionedUCB(PendingPointsMixin, AcquisitionFunction):
+class TaskConditionedUCB(PendingPointsMixin, AnalyticAcquisitionFunction):
     r"""Upper confidence bound of one task of a multi-task model (paper 001, eq. 7).
 
     ``ucb(x) = mu(i, x) + width * sigma(i, x)`` for the fixed task ``i``. The ``width``
@@ -43,6 +43,12 @@ class TaskConditionedUCB(PendingPointsMixin, AcquisitionFunction):
       the pending points (of the full vector for models trained on full vectors).
       ``optimize_acqf(q=k, sequential=True)`` and ``optimize_acqf_discrete(q=k)`` use
       it; joint ``q > 1`` batches raise an ``UnsupportedError``.
+    - ``maximize=False`` (BoTorch's ``UpperConfidenceBound`` switch): the upper bound of
+      ``-f``, ``-(mu(i, x) - width * sigma(i, x))``, i.e. minus the lower bound; with a
+      transform, of ``-T(f(i, x))``. Maximizing it minimizes ``f`` optimistically.
+
+    An ``AnalyticAcquisitionFunction`` whose ``set_X_pending`` keeps GP-BUCB's pending
+    points (BoTorch's base class refuses them).
 
     Example:
         >>> import torch
@@ -70,6 +76,7 @@ class TaskConditionedUCB(PendingPointsMixin, AcquisitionFunction):
         width: float | Tensor,
         posterior_transform: PosteriorTransform | None = None,
         X_pending: Tensor | None = None,
+        maximize: bool = True,
     ) -> None:
         r"""Build the acquisition.
 
@@ -80,40 +87,47 @@ class TaskConditionedUCB(PendingPointsMixin, AcquisitionFunction):
             posterior_transform: ``None`` or a ``ScalarizedPosteriorTransform`` with
                 one weight (on the task's output).
             X_pending: ``m x d`` points chosen for task ``i`` but not yet evaluated.
+            maximize: ``False``: the bound of ``-f`` (class docstring).
 
         Raises:
             TypeError: If ``model`` is not a BoTorch ``Model``, ``task`` not an int,
-                or ``width`` not a real number (a string, ``None``, a bool, a
-                complex number ...).
+                ``width`` not a real number (a string, ``None``, a bool, a complex
+                number ...) or ``maximize`` not a bool.
             ValueError: If ``task`` is out of range, ``width`` is negative, not
                 finite, or not a single number, the transform has another number of
-                weights, or ``X_pending`` is not ``m x d`` or holds NaN/inf.
+                weights or NaN/inf weights or offset, or ``X_pending`` is not ``m x d``
+                or holds NaN/inf.
             UnsupportedError: For another kind of ``posterior_transform``, or pending
                 points on a model that cannot be conditioned.
         """
         if not isinstance(model, Model):
             raise TypeError(f"model must be a BoTorch Model, got {type(model).__name__}")
-        super().__init__(model=model)
+        AnalyticAcquisitionFunction.__init__(self, model=model, allow_multi_output=True)
         task = as_int(task, "task")
         if not 0 <= task < model.num_outputs:
             raise ValueError(f"task must lie in [0, {model.num_outputs - 1}], got {task}")
         self.task = task
         self.register_buffer("width", check_width(width))
+        self.maximize = check_maximize(maximize)
         self.posterior_transform = check_posterior_transform(
             posterior_transform, 1, outputs="the task's one output"
         )
         self.set_X_pending(X_pending)
 
+    def _mean_and_variance(self, model: Model, X: Tensor) -> tuple[Tensor, Tensor]:
+        """The posterior mean and variance (each ``batch``) of the bounded output."""
+        return task_mean_and_variance(model, X, self.task, self.posterior_transform)
+
     @one_candidate_per_batch
     def forward(self, X: Tensor) -> Tensor:
         """``X``: ``batch x 1 x d`` -> the ``batch`` bounds (``ValueError`` for another
         shape, naming it; ``UnsupportedError`` for ``q > 1``)."""
-        transform = self.posterior_transform
-        mean, variance = task_mean_and_variance(self.model, X, self.task, transform)  # batch
+        mean, variance = self._mean_and_variance(self.model, X)  # batch
         if self.pending_model is not None:
-            _, variance = task_mean_and_variance(self.pending_model, X, self.task, transform)
+            _, variance = self._mean_and_variance(self.pending_model, X)
         std = variance.clamp_min(0.0).sqrt()  # batch
-        return mean + self._sign * self.width.to(mean) * std
+        direction = 1.0 if self.maximize else -1.0  # maximize=False: the bound of -f
+        return direction * mean + self._sign * self.width.to(mean) * std
 
 
 class TaskConditionedLCB(TaskConditionedUCB):
@@ -121,7 +135,8 @@ class TaskConditionedLCB(TaskConditionedUCB):
 
     The matching lower bound of ``TaskConditionedUCB`` (paper 001, Appendix B.4, used
     by AdaMT-UCB's misspecification test and by AE-LSVI's task choice). Maximizing it
-    gives ``max_x lcb_t(i, x)``.
+    gives ``max_x lcb_t(i, x)``. ``maximize=False`` gives the lower bound of ``-f``,
+    ``-(mu(i, x) + width * sigma(i, x))``.
 
     Example:
         >>> import torch

@@ -1,7 +1,15 @@
 """Where a policy looks for its next point: a finite set or a box.
 
 Maximization uses BoTorch's optimizers: ``optimize_acqf_discrete`` on a finite set,
-``optimize_acqf`` (multi-start L-BFGS-B with gradients) on a box.
+``optimize_acqf`` (multi-start L-BFGS-B with gradients) on a box. On a box,
+``optimize_acqf`` starts L-BFGS-B from ``num_restarts`` raw samples drawn at random with
+Boltzmann weights; for a multimodal acquisition (a minimum over tasks, as a Chebyshev
+scalarization's, has a local maximum wherever another task becomes the smallest) those
+starts can all miss the best basin, so that the result is below the best raw samples.
+``maximize_acquisition`` therefore also evaluates its own ``raw_samples`` and starts
+L-BFGS-B from the best ``num_restarts`` of them: the point returned is never worse than
+the best raw sample evaluated (up to ``improvement_tolerance``), and it is
+``optimize_acqf``'s own result unless one of these is better by more than that.
 """
 
 from __future__ import annotations
@@ -12,8 +20,10 @@ from dataclasses import dataclass, field
 import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.optim import optimize_acqf, optimize_acqf_discrete
-from botorch.utils.sampling import manual_seed
+from botorch.utils.sampling import draw_sobol_samples, manual_seed
 from torch import Tensor
+
+from botorch_mtucb.utils.checks import as_int
 
 
 @dataclass
@@ -50,10 +60,13 @@ class BoxDomain:
     """The box ``bounds[0] <= x <= bounds[1]`` (``bounds``: ``2 x d``).
 
     ``num_restarts``, ``raw_samples`` and ``options`` are passed to BoTorch's
-    ``optimize_acqf``.
+    ``optimize_acqf`` (``maximize_acquisition``).
 
     Raises:
-        ValueError: If ``bounds`` is not ``2 x d`` or ``bounds[0] > bounds[1]`` somewhere.
+        ValueError: If ``bounds`` is not a finite ``2 x d`` tensor or ``bounds[0] >
+            bounds[1]`` somewhere, or ``num_restarts`` / ``raw_samples`` is below 1 or
+            above ``MAX_RAW_SAMPLES`` (each raw sample is evaluated at once).
+        TypeError: If ``num_restarts`` or ``raw_samples`` is not an int.
 
     Example:
         >>> import torch
@@ -75,8 +88,18 @@ class BoxDomain:
             or self.bounds.shape[0] != 2
         ):
             raise ValueError("bounds must be a 2 x d tensor")
+        if not bool(torch.isfinite(self.bounds).all()):
+            raise ValueError(f"bounds must be finite, got {self.bounds}")
         if (self.bounds[0] > self.bounds[1]).any():
             raise ValueError("bounds[0] must be <= bounds[1]")
+        for name in ("num_restarts", "raw_samples"):
+            value = as_int(getattr(self, name), name, minimum=1)
+            if value > MAX_RAW_SAMPLES:
+                raise ValueError(
+                    f"{name} must be at most MAX_RAW_SAMPLES = {MAX_RAW_SAMPLES} (the raw "
+                    f"samples are evaluated in one batch), got {value}"
+                )
+            setattr(self, name, value)
 
     @property
     def dim(self) -> int:
@@ -85,6 +108,7 @@ class BoxDomain:
 
 
 Domain = FiniteDomain | BoxDomain
+MAX_RAW_SAMPLES = 100_000
 
 
 def maximize_acquisition(
@@ -92,8 +116,17 @@ def maximize_acquisition(
 ) -> tuple[Tensor, Tensor]:
     """The maximizer (``d``) and the maximum (0-d) of ``acquisition`` over ``domain``.
 
-    On a box the raw samples of ``optimize_acqf`` are drawn under a seed taken from
-    ``generator`` so that runs are reproducible.
+    On a finite set, ``optimize_acqf_discrete``. On a box, BoTorch's ``optimize_acqf``
+    (raw samples, ``num_restarts`` starts drawn among them with Boltzmann weights,
+    L-BFGS-B), then L-BFGS-B again from the best ``num_restarts`` of ``raw_samples``
+    Sobol points evaluated here: the result is ``optimize_acqf``'s unless the second run
+    or the best raw sample is better by more than ``improvement_tolerance`` (``1e-6``
+    relative in float64), so it is never below the best raw sample evaluated by more
+    than that (module docstring). The raw
+    samples are drawn under a seed taken from ``generator`` so that runs are
+    reproducible. This is the one-line route for non-smooth acquisitions (the minimum
+    over tasks of a Chebyshev scalarization): ``maximize_acquisition(acqf,
+    BoxDomain(bounds))`` instead of ``optimize_acqf(acqf, bounds, q=1, ...)``.
 
     Raises:
         TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
@@ -115,25 +148,71 @@ def maximize_acquisition(
         )
         return candidate.reshape(-1), value.reshape(())
     if isinstance(domain, BoxDomain):
-        seed = None
-        if generator is not None:
-            seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
-        options = dict(domain.options)
-        if seed is not None:
-            options["seed"] = seed
-        # Also fix the global RNG during the call: BoTorch draws some initial conditions
-        # from it (e.g. at random when the acquisition is flat, as under the prior).
-        with manual_seed(seed) if seed is not None else contextlib.nullcontext():
-            candidate, value = optimize_acqf(
-                acquisition,
-                bounds=domain.bounds,
-                q=1,
-                num_restarts=domain.num_restarts,
-                raw_samples=domain.raw_samples,
-                options=options,
-            )
-        return candidate.reshape(-1), value.reshape(())
+        return _maximize_on_box(acquisition, domain, generator)
     raise TypeError(f"domain must be a FiniteDomain or a BoxDomain, got {type(domain).__name__}")
+
+
+def _maximize_on_box(
+    acquisition: AcquisitionFunction, domain: BoxDomain, generator: torch.Generator | None
+) -> tuple[Tensor, Tensor]:
+    """``maximize_acquisition`` on a box: ``optimize_acqf``, then L-BFGS-B from the best
+    raw samples; the best of the two results and the best raw sample."""
+    seed = None
+    if generator is not None:
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+    options = dict(domain.options)
+    if seed is not None:
+        options["seed"] = seed
+    bounds = domain.bounds
+    # Also fix the global RNG during the call: BoTorch draws some initial conditions
+    # from it (e.g. at random when the acquisition is flat, as under the prior).
+    with manual_seed(seed) if seed is not None else contextlib.nullcontext():
+        candidate, value = optimize_acqf(
+            acquisition,
+            bounds=bounds,
+            q=1,
+            num_restarts=domain.num_restarts,
+            raw_samples=domain.raw_samples,
+            options=options,
+        )
+        raw = draw_sobol_samples(bounds, n=domain.raw_samples, q=1, seed=seed)  # n x 1 x d
+        with torch.no_grad():
+            raw_values = acquisition(raw)  # n
+        starts = raw[raw_values.topk(min(domain.num_restarts, raw.shape[0])).indices]
+        restarted, restarted_value = optimize_acqf(
+            acquisition,
+            bounds=bounds,
+            q=1,
+            num_restarts=starts.shape[0],
+            batch_initial_conditions=starts,
+            options={key: v for key, v in options.items() if key != "seed"},
+        )
+    best = int(raw_values.argmax())
+    results = [
+        (candidate.reshape(-1), value.reshape(())),
+        (restarted.reshape(-1), restarted_value.reshape(())),
+        (raw[best].reshape(-1), raw_values[best].reshape(())),
+    ]
+    x, top = results[0]
+    for other_x, other in results[1:]:  # optimize_acqf's own result unless clearly worse
+        if float(other) > float(top) + improvement_tolerance(top):
+            x, top = other_x, other
+    return x, top.detach()
+
+
+def improvement_tolerance(value: Tensor) -> float:
+    """``max(1e-6, 64 eps) max(1, |value|)``: how much better another maximizer must be to
+    replace ``optimize_acqf``'s (two L-BFGS-B runs that converge to one maximum differ by
+    about scipy's ``ftol = 2.2e-9`` relative, float32 values by their round-off).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.domains import improvement_tolerance
+        >>> improvement_tolerance(torch.tensor(2.0, dtype=torch.float64))
+        2e-06
+    """
+    scale = max(1e-6, 64.0 * torch.finfo(value.dtype).eps)
+    return scale * max(1.0, abs(float(value)))
 
 
 def find_arm(arms: Tensor, x: Tensor) -> int:

@@ -93,6 +93,11 @@ def test_bad_input():
     for alphas in (0.0, [-1.0], float("inf")):
         with pytest.raises(ValueError, match="alphas"):
             MartingaleMixtureUCB(bound, alphas=alphas)
+    # a grid bound keeps one t x t factor per alpha: the count is bounded first
+    for alphas in (torch.logspace(-3, 0, 101), [0.01] * 101, torch.ones(10**7)):
+        with pytest.raises(ValueError, match=r"at most MAX_ALPHAS = 100 values .*got 10"):
+            MartingaleMixtureUCB(bound, alphas=alphas)
+    assert MartingaleMixtureUCB(bound, alphas=torch.logspace(-3, 0, 100)).alphas.numel() == 100
     acqf = MartingaleMixtureUCB(bound)
     with pytest.raises(ValueError, match=r"X must have shape batch_shape x 1 x 3: q = 1"):
         acqf(torch.rand(4, 2, 3, dtype=torch.float64))

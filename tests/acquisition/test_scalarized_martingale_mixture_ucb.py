@@ -4,6 +4,7 @@ optimizers maximize it, the Chebyshev lattice lies between the exact and the per
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -15,7 +16,10 @@ from scipy.optimize import minimize
 
 from botorch_mtucb.acquisition import ScalarizedMartingaleMixtureUCB
 from botorch_mtucb.acquisition.candidates import JointBatchError
-from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import simplex_lattice
+from botorch_mtucb.acquisition.scalarized_martingale_mixture_ucb import (
+    MAX_LATTICE_FUNCTIONALS,
+    simplex_lattice,
+)
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
 )
@@ -241,6 +245,31 @@ def test_bad_input():
                        (torch.full((1, 2), float("nan")), ValueError), ("x", TypeError)]:  # fmt: skip
         with pytest.raises(error, match="X_pending"):
             acqf.set_X_pending(bad)
+
+
+def test_chebyshev_lattice_is_bounded_before_anything_is_allocated():
+    """``chebyshev_lattice=10**9`` allocated 12.6 GB before the OOM killer stopped it (the
+    lattice was enumerated from ``(r + 1)^n`` tuples); its size is now checked from
+    ``binom(r + n - 1, n - 1)`` alone, with the count, the limit and what fits."""
+    bound = make_bound()  # n = 3 tasks
+    start = time.perf_counter()
+    with pytest.raises(
+        ValueError,
+        match=r"chebyshev_lattice=1000000000 gives binom\(r \+ n - 1, n - 1\) = "
+        r"500000001500000001 functionals for n = 3 tasks, more than "
+        r"MAX_LATTICE_FUNCTIONALS = 1000 .*use chebyshev_lattice <= 43",
+    ):
+        ScalarizedMartingaleMixtureUCB(bound, chebyshev(), chebyshev_lattice=10**9)
+    assert time.perf_counter() - start < 1.0
+    assert math.comb(43 + 2, 2) <= MAX_LATTICE_FUNCTIONALS < math.comb(44 + 2, 2)
+    acqf = ScalarizedMartingaleMixtureUCB(bound, chebyshev(), chebyshev_lattice=43)
+    assert acqf._lattice.shape == (math.comb(45, 2), 3)
+    with pytest.raises(ValueError, match="MAX_LATTICE_FUNCTIONALS"):
+        ScalarizedMartingaleMixtureUCB(bound, chebyshev(), chebyshev_lattice=44)
+    with pytest.raises(ValueError, match="MAX_LATTICE_FUNCTIONALS"):
+        ScalarizedMartingaleMixtureUCB(bound, chebyshev(), chebyshev_lattice=44, maximize=False)
+    with pytest.raises(ValueError, match="MAX_ALPHAS = 100"):
+        ScalarizedMartingaleMixtureUCB(bound, WEIGHTS, alphas=torch.linspace(0.01, 1.0, 101))
 
 
 def test_pending_points_need_full_vector_data():
