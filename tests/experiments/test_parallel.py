@@ -451,7 +451,6 @@ def test_ray_not_installed_names_the_extra(tmp_path, monkeypatch, capsys):
 # ------------------------------------------------------------ failing units (6)
 def test_a_failing_unit_is_retried_then_reported(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BOTORCH_MTUCB_NO_RAY", "1")
-    calls = tmp_path / "flaky-calls"  # counts make_policy calls across processes
     f = RKHSTestFunction.sample(
         make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0)
     )
@@ -459,10 +458,11 @@ def test_a_failing_unit_is_retried_then_reported(tmp_path, monkeypatch, capsys):
     def environment(rep):
         return KernelBanditEnvironment(f, 0.1, 10)
 
-    def flaky(rep):  # fails on its first call only
+    def flaky(rep):  # rep 0 fails on its first call only, whichever unit starts first
+        calls = tmp_path / f"flaky-calls-{rep}"  # counts calls across processes
         count = int(calls.read_text()) if calls.exists() else 0
         calls.write_text(str(count + 1))
-        if count == 0:
+        if rep == 0 and count == 0:
             raise RuntimeError("a flaky failure")
         return RandomPolicy()
 
@@ -494,7 +494,8 @@ def test_a_failing_unit_is_retried_then_reported(tmp_path, monkeypatch, capsys):
     expected = rounds(serial)
     del expected["runs/Broken/rep1.jsonl"]
     assert rounds(output) == expected
-    assert int(calls.read_text()) >= 3  # the failure, its retry, and reps 1 (and 0 read back)
+    assert int((tmp_path / "flaky-calls-0").read_text()) >= 2  # the failure and its retry
+    assert (tmp_path / "flaky-calls-1").exists()  # the other repetition ran too
 
 
 @pytest.mark.slow
