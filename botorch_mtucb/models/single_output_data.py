@@ -290,7 +290,7 @@ def _read_output(model: Model, index: int | None) -> SingleOutputData:
 
     train_X = member(_transformed_train_inputs(model)).detach()
     train_y = member(model.train_targets).detach()
-    shift, scale = _outcome_affine_map(model, index)
+    shift, scale = outcome_affine_map(model, index)
     noise, fixed = _noise_variance(model, train_y.shape[-1])
     learned = None if fixed else float(member(model.likelihood.noise.detach()).reshape(-1)[0])
     return SingleOutputData(
@@ -335,8 +335,27 @@ def _input_dim(model: Model) -> int:
     return model.train_inputs[0].shape[-1]
 
 
-def _outcome_affine_map(model: Model, index: int | None) -> tuple[float, float]:
-    """``(a, b)`` with ``y = a + b y_tilde`` for the model's outcome transform."""
+def outcome_affine_map(
+    model: Model, index: int | None = None, one_map_for_all: bool = False
+) -> tuple[float, float]:
+    """``(a, b)`` with ``y = a + b y_tilde`` for the model's outcome transform (none,
+    ``Standardize`` or a ``ChainedOutcomeTransform`` of them): output ``index``'s map, or
+    with ``one_map_for_all`` the one map every output shares (``Standardize(m=1)``, as a
+    ``MultiTaskGP``'s outcome transform has).
+
+    Raises:
+        ValueError: For another transform, several maps with ``one_map_for_all``, or a
+            scale that is zero or not finite.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models.single_output_data import outcome_affine_map
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> gp = SingleTaskGP(X, torch.tensor([[1.0], [3.0], [1.0], [3.0]], dtype=torch.float64))
+        >>> [round(v, 6) for v in outcome_affine_map(gp)]  # mean 2, std 1.154701
+        [2.0, 1.154701]
+    """
     transform = getattr(model, "outcome_transform", None)
     if transform is None:
         return 0.0, 1.0
@@ -351,6 +370,13 @@ def _outcome_affine_map(model: Model, index: int | None) -> tuple[float, float]:
                 "affine map, so a bound in the transformed units cannot be mapped back to "
                 "the original units exactly; accepted: no outcome transform, Standardize, "
                 "or a ChainedOutcomeTransform of Standardize"
+            )
+        if one_map_for_all and part.means.numel() != 1:
+            raise ValueError(
+                f"{type(model).__name__}'s outcome transform Standardize has one map per "
+                "output, not one affine map for all tasks, so a bound in the transformed "
+                "units cannot be mapped back exactly; accepted: none, Standardize(m=1) or a "
+                "chain of them"
             )
         means = part.means.detach().reshape(-1)
         stdvs = part.stdvs.detach().reshape(-1)

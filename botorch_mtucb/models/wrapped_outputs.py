@@ -37,7 +37,6 @@ functionals are the model's outputs and their weighted sums.
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 
 import torch
@@ -46,14 +45,13 @@ from botorch.models.gpytorch import BatchedMultiOutputGPyTorchModel
 from botorch.models.model import Model
 from botorch.models.model_list_gp_regression import ModelListGP
 from botorch.models.multitask import MultiTaskGP
-from botorch.models.transforms.outcome import ChainedOutcomeTransform, Standardize
 from gpytorch.kernels import Kernel
 from gpytorch.means import ConstantMean, MultitaskMean, ZeroMean
 from torch import Tensor
 from torch.nn import Module
 
 from botorch_mtucb.models.gp_covariances import eval_mode, is_diagonal, training_covariances
-from botorch_mtucb.models.single_output_data import output_data
+from botorch_mtucb.models.single_output_data import outcome_affine_map, output_data
 
 
 @dataclass(frozen=True)
@@ -299,7 +297,7 @@ def multi_task_output_data(model: MultiTaskGP) -> ScalarGPData:
             f"{name}'s covar_module does not reproduce its prior covariance on the training "
             "rows; accepted: BoTorch's data_kernel * IndexKernel structure"
         )
-    shift, scale = _affine_outcome_map(model)
+    shift, scale = outcome_affine_map(model, one_map_for_all=True)
     input_map = TaskColumnInputs(
         getattr(model, "input_transform", None), feature, task_value, task_index
     )
@@ -416,27 +414,3 @@ def _task_prior_means(model: MultiTaskGP) -> Tensor:
                 f"default MultitaskMean of ConstantMean, or ZeroMean), got {type(member).__name__}"
             )
     return torch.tensor(constants, dtype=torch.float64)
-
-
-def _affine_outcome_map(model: Model) -> tuple[float, float]:
-    """``(a, b)`` with ``y = a + b y~`` for no outcome transform, ``Standardize`` with one
-    output, or a ``ChainedOutcomeTransform`` of them."""
-    transform = getattr(model, "outcome_transform", None)
-    if transform is None:
-        return 0.0, 1.0
-    parts = (
-        list(transform.values()) if isinstance(transform, ChainedOutcomeTransform) else [transform]
-    )
-    shift, scale = 0.0, 1.0
-    for part in parts:  # y = shift + scale * (mean + std * y~)
-        if type(part) is not Standardize or part.means.numel() != 1:
-            raise ValueError(
-                f"{type(model).__name__}'s outcome transform {type(part).__name__} is not one "
-                "affine map for all tasks, so a bound in the transformed units cannot be "
-                "mapped back exactly; accepted: none, Standardize(m=1) or a chain of them"
-            )
-        shift += scale * float(part.means.reshape(()))
-        scale *= float(part.stdvs.reshape(()))
-    if not (math.isfinite(shift) and math.isfinite(scale) and scale != 0.0):
-        raise ValueError(f"{type(model).__name__}'s outcome transform is not invertible")
-    return shift, scale

@@ -107,7 +107,7 @@ def test_multi_task_output_data_refuses_other_means_and_outcomes():
     logged = MultiTaskGP(
         x, x[:, :1] + 1.0, task_feature=-1, output_tasks=[0], outcome_transform=Log()
     )
-    with pytest.raises(ValueError, match="outcome transform Log is not one affine map"):
+    with pytest.raises(ValueError, match="outcome transform Log is not an affine map"):
         multi_task_output_data(logged)
 
 
