@@ -12,7 +12,8 @@ and ``ScalarizedObjectiveUCB`` (paper 000's random Chebyshev scalarization, a ne
 ``acquisition.multi_objective``), and with them an objective that is a weighted sum of
 metrics, or, for ``ScalarizedObjectiveUCB``, a minimized one; a weighted sum of metrics
 as the single objective of a one-output acquisition; ``ScalarizedMartingaleMixtureUCB``
-(built on a bound, not on a model); unknown or missing acquisition options.
+(built on a bound, not on a model); unknown, missing or out-of-range acquisition
+options, and ``maximize`` (Ax sets the direction from the objective).
 
 Ax is imported when the function is called (``pip install ".[ax]"``).
 """
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from botorch.exceptions.errors import UnsupportedError
+from torch import Tensor
 
 from botorch_mtucb.acquisition import input_constructors as constructors
 from botorch_mtucb.acquisition.martingale_mixture_ucb import MartingaleMixtureUCB
@@ -34,7 +36,7 @@ from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjecti
 from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedMultiTaskUCB
 from botorch_mtucb.acquisition.single_task_ucb import AYGPUCB, IGPUCB
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
-from botorch_mtucb.utils.checks import as_int
+from botorch_mtucb.utils.checks import as_int, check_delta, check_positive
 
 if TYPE_CHECKING:  # pragma: no cover
     from ax.generation_strategy.generation_strategy import GenerationStrategy
@@ -104,6 +106,12 @@ def _objectives(objective: Any) -> list[list[tuple[str, float]]]:
 def _check_options(acqf_class: type, options: dict[str, Any]) -> None:
     if "objective_names" in options:
         raise ValueError("objective_names is set by ax_generation_strategy: remove it")
+    if "maximize" in options:  # Ax passes the direction as the objective's weights
+        raise ValueError(
+            "maximize must not be given in botorch_acqf_options: Ax sets each objective's "
+            "direction from the experiment (objective='-y' minimizes y), and maximize=False "
+            f"would reverse it; remove maximize, got maximize={options['maximize']!r}"
+        )
     accepted = set(inspect.signature(_CONSTRUCTORS[acqf_class]).parameters) - _AX_ARGUMENTS
     unknown = sorted(set(options) - accepted)
     if unknown:
@@ -111,6 +119,11 @@ def _check_options(acqf_class: type, options: dict[str, Any]) -> None:
             f"botorch_acqf_options {unknown} are not options of {acqf_class.__name__}; "
             f"accepted: {sorted(accepted)}"
         )
+    if "delta" in options:
+        check_delta(options["delta"])
+    for name in ("width", "rkhs_norm_bound", "noise_std", "mixture_scale", "eta"):
+        if options.get(name) is not None and not isinstance(options[name], Tensor):
+            check_positive(options[name], name)
     has_width = [name in options for name in ("width", "rkhs_norm_bound")]
     if acqf_class in _WIDTH_OPTIONS and sum(has_width) != 1:
         raise ValueError(
@@ -205,8 +218,10 @@ def ax_generation_strategy(
         TypeError: For an ``experiment`` or ``acqf_class`` of another kind, or options
             the acquisition does not take.
         ValueError: Without an optimization config, without exactly one of ``width``
-            and ``rkhs_norm_bound`` where needed, for ``num_sobol_trials < 1``, or a
-            ``seed`` with one objective.
+            and ``rkhs_norm_bound`` where needed, for ``num_sobol_trials < 1``, a
+            ``seed`` with one objective, ``maximize`` among the options (Ax gives the
+            direction), ``delta`` outside ``(0, 1)`` or a non-positive ``width``,
+            ``rkhs_norm_bound``, ``noise_std``, ``mixture_scale`` or ``eta``.
 
     Example:
         >>> from ax.api.client import Client

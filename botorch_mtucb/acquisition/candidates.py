@@ -174,6 +174,8 @@ def one_candidate_per_batch(forward: Callable[..., Tensor]) -> Callable[..., Ten
     BoTorch's ``t_batch_mode_transform(expected_q=1)``.
 
     Only shapes and values are read, so gradients with respect to ``X`` flow as before.
+    An empty batch (``0 x 1 x d``) gives an empty ``batch_shape`` tensor, whatever the
+    model.
 
     Raises:
         TypeError: If ``X`` is not a tensor, or not ``float32`` / ``float64``.
@@ -211,6 +213,8 @@ def one_candidate_per_batch(forward: Callable[..., Tensor]) -> Callable[..., Ten
                 ) from error
             raise
         check_candidate_values(X, dim)
+        if 0 in X.shape[:-2]:  # no candidate: no value (the models cannot reshape 0 rows)
+            return X.new_zeros(X.shape[:-2])
         return transformed(acquisition, X)
 
     return checked

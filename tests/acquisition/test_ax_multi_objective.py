@@ -176,6 +176,17 @@ def test_bad_arguments_are_refused_when_the_strategy_is_built():
     single = _client(objective="-branin", constraints=())
     with pytest.raises(ValueError, match="single objective '-branin'"):
         ax_generation_strategy(single, ScalarizedMultiTaskUCB, {"width": 1.0, "seed": 0})
+    # Ax gives the direction ("-branin" minimizes): maximize=False would reverse it.
+    with pytest.raises(ValueError, match="maximize must not be given"):
+        ax_generation_strategy(single, MartingaleMixtureUCB, {"maximize": False})
+    # Options out of range are refused now, not at the first BoTorch trial.
+    with pytest.raises(ValueError, match="delta"):
+        ax_generation_strategy(single, MartingaleMixtureUCB, {"delta": 2.0})
+    for name in ("rkhs_norm_bound", "noise_std"):
+        with pytest.raises(ValueError, match=name):
+            ax_generation_strategy(single, IGPUCB, {name: -1.0})
+    with pytest.raises(ValueError, match="width"):
+        ax_generation_strategy(client, ScalarizedMultiTaskUCB, {"width": 0.0})
 
 
 def _bare_experiment():

@@ -165,6 +165,15 @@ def test_valid_candidates_keep_values_and_gradients(name):
     torch.testing.assert_close(single, values[:1].detach(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ACQUISITIONS)
+def test_an_empty_batch_gives_no_values(name):
+    """``0 x 1 x d`` (and ``2 x 0 x 1 x d``): an empty tensor of the batch shape, also on
+    the multi-output models whose posterior cannot reshape zero rows."""
+    for shape in ((0, 1, D), (2, 0, 1, D)):
+        values = ACQUISITIONS[name](torch.empty(*shape, dtype=torch.float64))
+        assert values.shape == shape[:-2]
+
+
 def test_candidate_dimension():
     for name, acqf in ACQUISITIONS.items():
         assert candidate_dimension(acqf) == D, name
