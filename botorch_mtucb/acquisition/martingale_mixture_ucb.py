@@ -47,6 +47,7 @@ from botorch_mtucb.acquisition.posterior_moments import (
     check_single_output,
 )
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
+from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.models.wrapped_outputs import (
     ScalarGPData,
@@ -56,11 +57,10 @@ from botorch_mtucb.models.wrapped_outputs import (
     scalarized_output_data,
     unwrap_model_list,
 )
-from botorch_mtucb.utils.checks import check_alphas, check_kernel_values, check_X_pending
+from botorch_mtucb.utils.checks import check_kernel_values, check_X_pending
 
 DEFAULT_DELTA = 0.01
 DMM_MULTIPLES = (0.1, 0.3, 1.0, 3.0, 10.0)  # DMM-UCB's grid / (sigma^2 / c) (paper 002, Sec. 7)
-MAX_ALPHAS = 100  # a grid bound caches one t x t Cholesky factor per alpha
 
 
 class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
@@ -185,7 +185,7 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
                 route reads (naming its type and what is accepted), or ``maximize``
                 not a bool.
             ValueError: For non-positive or non-finite ``alphas`` or more than
-                ``MAX_ALPHAS`` of them, an unknown string, a transform with NaN/inf
+                ``MAX_ALPHAS`` (100, ``gram_cache``) of them, an unknown string, a transform with NaN/inf
                 weights or offset, a model with several outputs and no transform of
                 one weight per output,
                 ``delta``, ``rkhs_norm_bound``, ``noise_std`` or ``mixture_scale``
@@ -392,13 +392,4 @@ def _resolve_alphas(
         alphas = [m * bound.base_alpha for m in multiples]
     if alphas is None:
         return None
-    if isinstance(alphas, Tensor):
-        count = alphas.numel()
-    else:
-        count = len(alphas) if isinstance(alphas, Sequence) else 1
-    if count > MAX_ALPHAS:  # before anything is allocated for them
-        raise ValueError(
-            f"alphas must hold at most MAX_ALPHAS = {MAX_ALPHAS} values (a grid bound keeps "
-            f"one t x t Cholesky factor per alpha), got {count}; DMM-UCB uses 5 (alphas='DMM')"
-        )
-    return check_alphas(alphas)
+    return check_alpha_grid(alphas)  # at most MAX_ALPHAS, counted before anything is built

@@ -72,6 +72,7 @@ from botorch_mtucb.utils.checks import (
     check_delta,
     check_nonnegative,
     check_positive,
+    check_sum_of_squares,
     check_X_pending,
 )
 
@@ -86,7 +87,7 @@ def data_rkhs_norm_bound(model: Model, noise_std: float | None, delta: float) ->
 
     Raises:
         TypeError, ValueError: For a model that ``models.single_output_data`` refuses,
-            or no training data.
+            no training data, or training targets whose sum of squares overflows.
 
     Example:
         >>> import torch
@@ -98,6 +99,7 @@ def data_rkhs_norm_bound(model: Model, noise_std: float | None, delta: float) ->
         True
     """
     data = single_output_data(model)
+    _check_targets(data.centered_Y, data.num_observations, True)
     if noise_std is None:
         noise_std = float(data.noise_variance.max()) ** 0.5  # valid for every point
     gram = data.gram().double()
@@ -132,7 +134,11 @@ def joint_width(
         eta: IGP-UCB's ``eta > 0`` (``None``: ``2 / t``).
 
     Returns:
-        A 0-d float64 tensor.
+        A 0-d float64 tensor (``t = 0``: ``gamma_0 = 0``).
+
+    Raises:
+        ValueError: For bad numbers, or ``noise_std`` with no training data (no noise
+            variance to measure it against: pass ``noise_std=None``).
 
     Example:
         >>> import torch
@@ -151,20 +157,37 @@ def joint_width(
     K, Sigma, _ = joint_training_data(model)
     K, Sigma = K.to(torch.float64), Sigma.to(torch.float64)
     t = K.shape[-1]
-    if t == 0:
-        raise ValueError(f"{type(model).__name__} has no training data, so no width")
-    gamma = observation_information_gain(K, Sigma)
+    gamma = observation_information_gain(K, Sigma)  # 0 for t = 0
     scale = 1.0  # the noise level of the whitened observations Sigma^{-1/2} y
     if noise_std is not None:
+        if t == 0:
+            raise ValueError(
+                f"{type(model).__name__} has no training data, so no noise variance to "
+                "measure noise_std against (the width's sigma / sqrt(lambda_min)); pass "
+                "noise_std=None, which takes the likelihood's noise as the noise level"
+            )
         smallest = float(torch.linalg.eigvalsh(Sigma)[0])
         scale = check_nonnegative(noise_std, "noise_std") / math.sqrt(smallest)
     if family == "IGP":
-        eta = check_positive(2.0 / t if eta is None else eta, "eta")
+        eta = check_positive(2.0 / max(t, 1) if eta is None else eta, "eta")
         noise = scale * math.sqrt(1.0 + eta)
         return igp_ucb_width(gamma, t, rkhs_norm_bound=b, noise_std=noise, delta=delta, eta=eta)
     return ay_gp_ucb_width(
         gamma, rkhs_norm_bound=b, noise_std=scale, delta=delta, regularization=1.0
     )
+
+
+def _check_targets(y: Tensor, num_observations: int, from_data: bool) -> None:
+    """Training targets the width and the posterior mean can use: data to choose ``B``
+    from, a sum of squares that does not overflow (as ``MartingaleMixtureUCB``)."""
+    if from_data and num_observations == 0:
+        raise ValueError(
+            "rkhs_norm_bound=None chooses B from the data, and the model has no training "
+            "points to choose it from; pass rkhs_norm_bound (with no data the width is "
+            "the theorem's at t = 0, gamma_0 = 0)"
+        )
+    consequence = "the posterior mean (and a norm bound chosen from the data)"
+    check_sum_of_squares(y, "train_Y", consequence)
 
 
 class _SingleTaskWidthUCB(TaskConditionedUCB):
@@ -193,14 +216,17 @@ class _SingleTaskWidthUCB(TaskConditionedUCB):
         from_data = rkhs_norm_bound is None
         if scalarized or is_single_task_multi_task_gp(member):  # one scalar GP on X x [n]
             input_dim = model_input_dim(member)
+            K, Sigma, y = joint_training_data(member)
+            _check_targets(y, K.shape[-1], from_data)
             if from_data:
-                K, Sigma, y = joint_training_data(member)
                 sigma = math.sqrt(float(Sigma.diagonal().max())) if noise_std is None else noise_std
                 rkhs_norm_bound = choose_rkhs_norm_bound(K.double(), y.double(), sigma, delta)
             width = joint_width(family, member, rkhs_norm_bound, noise_std, delta, eta)
         else:
             check_single_output(member, "model")
-            input_dim = single_output_data(member).input_dim  # the model checks first
+            data = single_output_data(member)  # the model checks first
+            input_dim = data.input_dim
+            _check_targets(data.centered_Y, data.num_observations, from_data)
             if from_data:
                 rkhs_norm_bound = data_rkhs_norm_bound(member, noise_std, delta)
             width = self._model_width(member, family, rkhs_norm_bound, noise_std, delta, eta)

@@ -122,12 +122,14 @@ def igp_ucb_width(
         A 0-d float64 tensor (or the dtype of ``information_gain``); with a model, a
         0-d tensor for a single-output model and for the joint width of a
         ``MultiTaskGP`` / ``KroneckerMultiTaskGP``, one width per output (``m``) for a
-        multi-output ``SingleTaskGP`` or a ``ModelListGP``.
+        multi-output ``SingleTaskGP`` or a ``ModelListGP``. A model (or output)
+        without training data has ``t = 0`` and ``gamma_0 = 0``.
 
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B``, ``sigma``, ``t`` or
             information gain, ``eta <= 0``, ``num_observations`` given with a model,
-            or a model without training data.
+            or ``noise_std`` given with a model without training data whose noise
+            variance is not a learned homoskedastic one (fixed noise, multi-task).
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...), ``num_observations`` not an int (``2.5``)
             or ``information_gain`` neither a real tensor nor a model the route reads
@@ -205,7 +207,8 @@ def ay_gp_ucb_width(
     Raises:
         ValueError: For ``delta`` outside (0, 1), negative ``B`` or ``sigma``, negative
             or non-finite information gain, ``regularization <= 0``,
-            ``regularization`` given with a model, or a model without training data.
+            ``regularization`` given with a model, or ``noise_std`` with a model as
+            ``igp_ucb_width`` refuses it (no data, fixed noise).
         TypeError: If a numeric argument is not a real number (a string, ``None``,
             a bool, a complex number ...) or ``information_gain`` neither a real tensor
             nor a model the route reads (``models.output_data``).
@@ -266,15 +269,20 @@ def _widths_of_model(
     widths = []
     for member in members:
         joint = is_multi_task_model(member)
-        if not joint:
-            output_data(member)  # the single-output route's checks and messages
+        outputs = None if joint else output_data(member)  # the single-output checks
         groups = training_covariances(member)
-        for group in groups:
+        for i, group in enumerate(groups):
             K = group.kernel_matrix.detach().to(torch.float64)
             Sigma = group.noise_covariance.detach().to(torch.float64)
-            gamma = observation_information_gain(K, Sigma)
-            lam_min = smallest_noise_variance([TrainingCovariance(K, Sigma, K[..., 0])])
-            sigma_w = torch.ones_like(lam_min) if sigma is None else sigma / lam_min.sqrt()
+            gamma = observation_information_gain(K, Sigma)  # 0 without data
+            if sigma is None:
+                sigma_w = torch.ones_like(gamma)
+            elif K.shape[-1] == 0:  # t = 0: the likelihood's noise variance
+                sigma_w = sigma / math.sqrt(_noise_without_data(member, outputs, i))
+                sigma_w = torch.full_like(gamma, sigma_w)
+            else:
+                lam_min = smallest_noise_variance([TrainingCovariance(K, Sigma, K[..., 0])])
+                sigma_w = sigma / lam_min.sqrt()
             value = width(gamma, K.shape[-1], sigma_w).reshape(-1)
             if joint:
                 value = value.expand(member.num_outputs)
@@ -284,6 +292,20 @@ def _widths_of_model(
         model, ModelListGP
     )
     return stacked[0] if single else stacked
+
+
+def _noise_without_data(member: Model, outputs: list | None, index: int) -> float:
+    """``lambda`` of an output without training data: its likelihood's homoskedastic
+    noise variance (what ``noise_std`` is measured against at ``t = 0``)."""
+    learned = None if outputs is None else outputs[index].learned_noise_variance
+    if learned is None or not learned > 0.0:
+        raise ValueError(
+            f"{type(member).__name__} has no training data and no homoskedastic noise "
+            "variance lambda (fixed noise, or a multi-task model) to measure noise_std "
+            "against (the width's sigma / sqrt(lambda)); pass noise_std=None, which takes "
+            "the likelihood's noise as the noise level"
+        )
+    return learned
 
 
 def bkb_width(

@@ -14,7 +14,7 @@ stacking ``Y_t = [y_1^T, ..., y_t^T]^T`` of paper 000, Section 3.1.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from gpytorch.kernels import Kernel
@@ -22,6 +22,7 @@ from torch import Tensor
 from torch.nn import Module, ModuleList
 
 from botorch_mtucb.utils.checks import check_task_covariance
+from botorch_mtucb.utils.module_state import check_structure, module_structure
 
 TaskCovarianceLike = Tensor | Module
 
@@ -49,6 +50,10 @@ def _evaluate_task_covariance(task_covariance: TaskCovarianceLike, index: int) -
 
 class SumOfSeparableKernels(Module):
     r"""The multi-task kernel ``Gamma(x, x') = sum_j k_j(x, x') B_j`` (fixed).
+
+    ``state_dict`` holds the data kernels' parameters, the task covariances and, as
+    extra state, the data kernels' classes (``utils.module_state``): a state of other
+    kernel classes is refused with a ``ValueError`` (a state saved without them loads).
 
     Args:
         data_kernel: A GPyTorch kernel on inputs, or a list of them (one per term).
@@ -127,6 +132,38 @@ class SumOfSeparableKernels(Module):
         # kernel objects (e.g. fitting their hyperparameters).
         self.kernels = ModuleList(copy.deepcopy(kernel) for kernel in kernels)
         self.register_buffer("task_covariances", torch.stack(matrices))  # J x n x n
+
+    # ------------------------------------------------------------------ state
+    def get_extra_state(self) -> dict[str, list[str]]:
+        """The data kernels' structure (``utils.module_state.module_structure``): the
+        class of each kernel module, which the parameters in the state do not tell
+        (an RBF and a Matern kernel have the same ones)."""
+        return {"data_kernels": module_structure(self.kernels)}
+
+    def set_extra_state(self, state: object) -> None:
+        """Accept the extra state of a kernel of the same structure.
+
+        Raises:
+            ValueError: If ``state`` is another structure (``check_loaded_structure``).
+        """
+        self.check_loaded_structure(state, "state_dict's kernel")
+
+    def check_loaded_structure(self, state: object, name: str) -> None:
+        """Raise ``ValueError`` unless ``state`` (a ``get_extra_state()``, or ``None``
+        for a state saved without one) describes data kernels of this structure."""
+        if state is None:
+            return
+        if not isinstance(state, Mapping) or set(state) != {"data_kernels"}:
+            raise ValueError(
+                f"{name}'s extra state must be a dict with the key 'data_kernels' (as "
+                f"SumOfSeparableKernels.state_dict saves it), got {type(state).__name__}"
+            )
+        check_structure(state["data_kernels"], module_structure(self.kernels), name)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args) -> None:
+        # a state saved before the structure was stored: nothing to compare
+        state_dict.setdefault(prefix + "_extra_state", None)
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     @property
     def num_tasks(self) -> int:

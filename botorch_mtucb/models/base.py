@@ -145,6 +145,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             TypeError, ValueError: See ``VectorValuedGP``.
         """
         self._conditioning: ConditioningObservations | None = None
+        self._register_rebuild_on_load()
         self.register_buffer("_output_tasks", None)  # subset_output: the tasks kept
         train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
         train_Y = check_working_precision(check_tensor(train_Y, "train_Y", dim=2), "train_Y")

@@ -1,27 +1,51 @@
 r"""``load_state_dict`` for the fixed-kernel models: load, then rebuild the posterior.
 
 A fixed-kernel model's ``state_dict`` holds what its posterior is computed from: the
-kernel (data kernels' parameters and buffers, task covariances), the training data
-(``train_X``, ``train_Y``, ``train_tasks``), the prior mean and the noise variances
-(and, for the sketch, its dictionary). The factors computed from them (Cholesky factors,
-the eigen-system of the task covariance, ``L^{-1} y``, a tracked candidate set) are not
-in it: ``load_state_dict`` rebuilds them from the loaded state, so that a loaded model
-gives the posterior of the loaded parameters and data. The data may have another
+kernel (data kernels' parameters and buffers, their classes, task covariances), the
+training data (``train_X``, ``train_Y``, ``train_tasks``), the prior mean and the noise
+variances (and, for the sketch, its dictionary). The factors computed from them
+(Cholesky factors, the eigen-system of the task covariance, ``L^{-1} y``, a tracked
+candidate set) are not in it: they are rebuilt from the loaded state, so that a loaded
+model gives the posterior of the loaded parameters and data. The data may have another
 number of rows than the receiving model's (the state of a grown model).
+
+The checks and the rebuild run in the model's own load hooks (``_load_from_state_dict``
+before anything of it is loaded, a ``load_state_dict`` post-hook after its kernel is),
+so they run whether the model is loaded itself or as a submodule of what is loaded (an
+``nn.ModuleList``, an acquisition function that holds the model).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from botorch.exceptions.errors import UnsupportedError
 from torch import Tensor
+from torch.nn import Module
 
 from botorch_mtucb.models.task_noise import per_task_values
 from botorch_mtucb.utils.checks import check_task_covariance, check_tensor
+from botorch_mtucb.utils.module_state import check_state_values
+
+
+@dataclass
+class _PendingLoad:
+    """What a load in progress needs to finish or undo it."""
+
+    backup: OrderedDict  # the model's state before the load (tensors cloned)
+    noise: Tensor
+    regularization: float
+    candidates: dict | None
+    error_msgs: list  # torch's list of the whole load: grows as modules fail
+    errors_before: int
+    assign: bool
+    dtype: torch.dtype
+    device: torch.device
+    status: str = "loading"  # then "rebuilt" or "restored"
 
 
 class RebuildOnLoadMixin:
@@ -29,7 +53,8 @@ class RebuildOnLoadMixin:
 
     For ``FixedKernelMultiTaskModel``: subclasses list the persistent buffers whose
     size follows the data in ``_RESIZABLE_BUFFERS`` and rebuild their posterior from
-    the loaded state in ``_rebuild_state``.
+    the loaded state in ``_rebuild_state``; the constructor calls
+    ``_register_rebuild_on_load``.
 
     Example:
         >>> import torch
@@ -42,9 +67,20 @@ class RebuildOnLoadMixin:
         >>> _ = model.load_state_dict(grown.state_dict())  # other lengthscale, more rows
         >>> torch.equal(model.posterior(X).mean, grown.posterior(X).mean)
         True
+        >>> box = torch.nn.ModuleList([model])  # also as a submodule
+        >>> _ = box.load_state_dict(torch.nn.ModuleList([grown]).state_dict())
+        >>> torch.equal(box[0].posterior(X).mean, grown.posterior(X).mean)
+        True
     """
 
     _RESIZABLE_BUFFERS: tuple[str, ...] = ("train_X", "train_Y", "train_tasks")
+
+    def _register_rebuild_on_load(self) -> None:
+        """Rebuild after every load of this model, also as a submodule (constructor)."""
+        self._pending_load: _PendingLoad | None = None
+        self._outermost_load = False
+        self._restoring = False
+        self.register_load_state_dict_post_hook(_rebuild_after_load)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -58,12 +94,17 @@ class RebuildOnLoadMixin:
         state lacks keep the receiving model's values, and the posterior is rebuilt
         from the mix (refused if it is inconsistent, e.g. ``train_X`` and ``train_Y``
         of different lengths). Entries of factors that earlier versions saved are
-        ignored (they are rebuilt). If loading or rebuilding fails the model is left
-        as it was.
+        ignored (they are rebuilt), and so is a missing kernel structure (states saved
+        before it was stored). If loading or rebuilding fails the model is left as it
+        was. The same checks and rebuild run when the model is a submodule of what is
+        loaded (``parent.load_state_dict``); there a state refused before or while
+        loading the model leaves it as it was, while keys that PyTorch reports after
+        every module was loaded (``strict=True``) leave it rebuilt from what it loaded,
+        as PyTorch leaves the other modules.
 
         Args:
             state_dict: A ``state_dict()`` of a model of the same class and structure
-                (kernel terms, tasks, input dimension, kind of data).
+                (kernel classes and terms, tasks, input dimension, kind of data).
             strict: As ``torch.nn.Module.load_state_dict``.
             assign: As ``torch.nn.Module.load_state_dict``; the model keeps its dtype
                 and device.
@@ -77,40 +118,90 @@ class RebuildOnLoadMixin:
                 batches or other noise, ``fantasize``) or a ``subset_output``: load the
                 state of (into) the model built from data, then condition it or take
                 the subset again.
-            ValueError: If the state is of another structure (kernel terms, tasks,
-                input dimension, full-vector versus task-indexed data) or holds
-                invalid values (non-finite data, task indices out of range, a task
-                covariance that is not PSD, noise variances ``<= 0``).
+            ValueError: If the state is of another structure (kernel classes or terms,
+                tasks, input dimension, full-vector versus task-indexed data) or holds
+                invalid values (NaN anywhere, a non-finite kernel hyperparameter,
+                non-finite data, task indices out of range, a task covariance that is
+                not symmetric PSD, noise variances ``<= 0``), naming the entry.
             RuntimeError: As torch (missing or unexpected keys with ``strict=True``).
         """
-        self._refuse_to_load("this model is", self)
-        metadata = getattr(state_dict, "_metadata", None)
-        state = OrderedDict(state_dict)
-        if metadata is not None:
-            state._metadata = metadata
-        _refuse_derived_state(state)
-        for name in self._non_persistent_buffers_set:  # factors saved by earlier versions
-            state.pop(name, None)
-        self._check_state_structure(state)
-        like = self.train_X
-        backup = OrderedDict((k, v.clone()) for k, v in self.state_dict().items())
-        noise, regularization = self.noise_variances.clone(), self.regularization
-        candidates = getattr(self, "_candidates", None)
-        self._resize_buffers(state)
+        self._outermost_load = True
         try:
-            result = super().load_state_dict(state, strict=strict, assign=assign)
-            if assign:
-                self.to(device=like.device, dtype=like.dtype)
-            self._after_load(noise, regularization)
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
         except Exception:
-            self._resize_buffers(backup)
-            super().load_state_dict(backup)
-            self.regularization = regularization
-            self._set_noise_scale()
-            self._candidates = candidates  # tracked again by the rebuild
-            self._rebuild_state()
+            pending = self._pending_load
+            if pending is not None and pending.status != "restored":
+                self._restore(pending)  # torch's key errors, or a submodule raised
             raise
-        return result
+        finally:
+            self._pending_load = None
+            self._outermost_load = False
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
+        """Check the model's entries of ``state_dict`` (before any is loaded), keep a
+        backup and load them, data buffers resized (the post-hook rebuilds)."""
+        args = (local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        if self._restoring:
+            super()._load_from_state_dict(state_dict, prefix, *args)
+            return
+        derived = self._non_persistent_buffers_set  # factors saved by earlier versions
+        kept = {
+            key: value
+            for key, value in state_dict.items()
+            if not (key.startswith(prefix) and key[len(prefix) :] in derived)
+        }
+        state = {key[len(prefix) :]: v for key, v in kept.items() if key.startswith(prefix)}
+        if state:
+            self._refuse_to_load("this model is", self)
+            _refuse_derived_state(state)
+            self._check_state(state, prefix)
+            like = self.train_X
+            self._pending_load = _PendingLoad(
+                backup=OrderedDict(
+                    (k, v.clone() if isinstance(v, Tensor) else v)
+                    for k, v in self.state_dict().items()
+                ),
+                noise=self.noise_variances.clone(),
+                regularization=self.regularization,
+                candidates=getattr(self, "_candidates", None),
+                error_msgs=error_msgs,
+                errors_before=len(error_msgs),
+                assign=bool(local_metadata.get("assign_to_params_buffers", False)),
+                dtype=like.dtype,
+                device=like.device,
+            )
+            self._resize_buffers(state)
+        super()._load_from_state_dict(kept, prefix, *args)
+
+    def _check_state(self, state: Mapping[str, Any], prefix: str) -> None:
+        """The checks of a state before it is loaded (keys relative to the model)."""
+        parameters = {name for name, _ in self.named_parameters()}
+        check_state_values(state, parameters, prefix)
+        self._check_state_structure(state)
+        key = "kernel.task_covariances"
+        for j, B in enumerate(state.get(key, ())):
+            check_task_covariance(B, name=f"state_dict's {prefix}{key}[{j}]")
+        structure = state.get("kernel._extra_state")
+        self.kernel.check_loaded_structure(structure, f"state_dict's {prefix}kernel")
+
+    def _restore(self, pending: _PendingLoad) -> None:
+        """Put back the state from before the load and rebuild the posterior from it."""
+        self._restoring = True
+        try:
+            self._resize_buffers(pending.backup)
+            Module.load_state_dict(self, pending.backup, assign=True)  # our own clones
+            self.to(device=pending.device, dtype=pending.dtype)
+        finally:
+            self._restoring = False
+        self.regularization = pending.regularization
+        self._set_noise_scale()
+        for parameter in self.kernel.parameters():
+            parameter.requires_grad_(False)
+        self._candidates = pending.candidates  # tracked again by the rebuild
+        self._rebuild_state()
+        pending.status = "restored"
 
     def _rebuild_state(self) -> None:
         """Recompute every factor from the kernel, the data, the mean and the noise."""
@@ -149,12 +240,20 @@ class RebuildOnLoadMixin:
                     f"state_dict's {name} must hold one value per task ({n}), got shape "
                     f"{tuple(state[name].shape)}"
                 )
-        if ("train_tasks" in state) == self._full_vector:
-            held = "task-indexed" if "train_tasks" in state else "full-vector"
-            mine = "full-vector" if self._full_vector else "task-indexed"
+        # task-indexed data come with train_tasks; a state without data (a kernel-only
+        # state with strict=False) is of neither kind
+        holds_data = "train_X" in state or "train_Y" in state
+        if "train_tasks" in state and self._full_vector:
             raise ValueError(
-                f"state_dict is that of a model of {held} data, and this model holds "
-                f"{mine} data: load it into a model built on {held} data"
+                "state_dict is that of a model of task-indexed data, and this model holds "
+                "full-vector data: load it into a model built on task-indexed data (the "
+                "state holds train_tasks)"
+            )
+        if holds_data and "train_tasks" not in state and not self._full_vector:
+            raise ValueError(
+                "state_dict is that of a model of full-vector data, and this model holds "
+                "task-indexed data: load it into a model built on full-vector data (the "
+                "state holds training data without train_tasks)"
             )
         columns = n if self._full_vector else 1
         expected = {"train_X": self._input_dim, "train_Y": columns}
@@ -190,6 +289,30 @@ class RebuildOnLoadMixin:
         for parameter in self.kernel.parameters():
             parameter.requires_grad_(False)
         self._rebuild_state()
+
+
+def _rebuild_after_load(model: RebuildOnLoadMixin, incompatible_keys) -> None:
+    """``load_state_dict`` post-hook (after the model's kernel is loaded): rebuild the
+    posterior from the loaded state, or restore the model's own state when loading it
+    failed (torch raises the errors after the hooks) or the rebuild refuses it."""
+    pending = model._pending_load
+    if model._restoring or pending is None or pending.status != "loading":
+        return
+    try:
+        if len(pending.error_msgs) > pending.errors_before:  # its entries failed to load
+            model._restore(pending)
+            return
+        try:
+            if pending.assign:
+                model.to(device=pending.device, dtype=pending.dtype)
+            model._after_load(pending.noise, pending.regularization)
+        except Exception:
+            model._restore(pending)
+            raise
+        pending.status = "rebuilt"
+    finally:
+        if not model._outermost_load:  # a submodule: nothing of the load is left to undo
+            model._pending_load = None
 
 
 def _refuse_derived_state(state: Mapping[str, Tensor]) -> None:

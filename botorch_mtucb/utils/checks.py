@@ -620,9 +620,17 @@ def check_unbatched_kernel(kernel: object) -> None:
         raise ValueError(f"kernel must not be batched, got batch_shape {kernel.batch_shape}")
 
 
-def check_sum_of_squares(Y: Tensor, name: str) -> None:
+def check_sum_of_squares(
+    Y: Tensor, name: str, consequence: str = "the radius R_t^2 of paper 002's eq. (8)"
+) -> None:
     """``sum_i y_i^2`` of ``Y`` is finite in float64 (a least-squares radius such as
-    paper 002's eq. (8) does not overflow).
+    paper 002's eq. (8), or a posterior mean ``K (K + lambda I)^{-1} y``, does not
+    overflow).
+
+    Args:
+        Y: The observations.
+        name: Their name, for the message.
+        consequence: What would not be finite, for the message.
 
     Raises:
         ValueError: If the sum of squares overflows, naming ``name``.
@@ -642,8 +650,8 @@ def check_sum_of_squares(Y: Tensor, name: str) -> None:
         largest = float(Y.detach().abs().max())
         raise ValueError(
             f"{name} is too large for float64: the sum of its squares overflows (largest "
-            f"|y| = {largest:.3g}), so the radius R_t^2 of paper 002's eq. (8) is not "
-            f"finite; rescale {name} (and rkhs_norm_bound and noise_std by the same factor)"
+            f"|y| = {largest:.3g}), so {consequence} is not finite; rescale {name} (and "
+            "rkhs_norm_bound and noise_std by the same factor)"
         )
 
 

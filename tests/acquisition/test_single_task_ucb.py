@@ -151,3 +151,51 @@ def test_sequential_batches_and_errors():
         AYGPUCB(object(), rkhs_norm_bound=B)
     with pytest.raises(ValueError, match="X_pending"):
         acqf.set_X_pending(torch.zeros(2, 3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("cls", [IGPUCB, AYGPUCB])
+def test_no_training_points_give_the_width_at_t_0(cls):
+    """t = 0: the prior mean plus the theorem's width at gamma_0 = 0 (IGP: eta = 2)
+    times the prior std; B from the data is refused with a message (nothing to choose
+    it from), as MartingaleMixtureUCB does. Also for the scalarized multi-output route."""
+    empty = torch.zeros(0, 2, dtype=torch.float64)
+    model = SingleTaskGP(empty, empty[:, :1], outcome_transform=None)
+    Z = torch.rand(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        prior_std = model.covar_module(Z, Z, diag=True).sqrt().numpy()
+    log_term = 2 * math.log(1 / DELTA)
+    width = B + (math.sqrt(3.0) if cls is IGPUCB else 1.0) * math.sqrt(log_term)
+    values = cls(model, rkhs_norm_bound=B, delta=DELTA)(Z.unsqueeze(-2))
+    np.testing.assert_allclose(values.detach().numpy(), width * prior_std, rtol=1e-10)
+    with pytest.raises(ValueError, match="no training points to choose it from; pass rkhs"):
+        cls(model, delta=DELTA)
+    two = SingleTaskGP(empty, empty, outcome_transform=None)
+    w = torch.tensor([0.6, 0.8], dtype=torch.float64)
+    transform = ScalarizedPosteriorTransform(w, offset=1.5)
+    scalarized = cls(two, rkhs_norm_bound=B, delta=DELTA, posterior_transform=transform)
+    with torch.no_grad():
+        variances = torch.stack([two.covar_module(Z, Z, diag=True)[i] for i in range(2)])
+    expected = 1.5 + width * (w.square() @ variances).sqrt().numpy()
+    np.testing.assert_allclose(scalarized(Z.unsqueeze(-2)).detach().numpy(), expected, rtol=1e-10)
+    with pytest.raises(ValueError, match="no training points to choose it from"):
+        cls(two, delta=DELTA, posterior_transform=transform)
+
+
+@pytest.mark.parametrize("rkhs_norm_bound", [None, B])
+def test_targets_whose_squares_overflow_are_refused_with_a_message(rkhs_norm_bound):
+    """A 1e308 observation without an outcome transform: scipy's 'function value is NaN'
+    (B from the data) or silent NaN values (B given) before; now the message of
+    MartingaleMixtureUCB (the sum of squares overflows float64)."""
+    X = torch.rand(8, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    Y = X.sum(-1, keepdim=True)
+    Y[3] = 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SingleTaskGP(X, Y, outcome_transform=None)
+        two = SingleTaskGP(X, torch.cat([Y, X[:, :1]], -1), outcome_transform=None)
+    transform = ScalarizedPosteriorTransform(torch.ones(2, dtype=torch.float64))
+    for cls in (IGPUCB, AYGPUCB):
+        with pytest.raises(ValueError, match="train_Y is too large for float64: the sum of its"):
+            cls(model, rkhs_norm_bound=rkhs_norm_bound)
+        with pytest.raises(ValueError, match="train_Y is too large for float64"):
+            cls(two, rkhs_norm_bound=rkhs_norm_bound, posterior_transform=transform)

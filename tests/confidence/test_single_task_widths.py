@@ -315,3 +315,31 @@ def test_heteroskedastic_fixed_noise_is_the_weighted_theorem():
     gamma = numpy_gain([(K, np.diag(Yvar.numpy()[:, 0]))])
     expected = B + math.sqrt(2 * gamma + 2 * math.log(1 / DELTA))
     assert float(ay_gp_ucb_width(model, B, delta=DELTA)) == pytest.approx(expected, rel=1e-10)
+
+
+def test_widths_of_a_model_without_data_are_the_theorems_at_t_0():
+    """t = 0: gamma_0 = 0, and (IGP) eta = 2 / max(t, 1) = 2 unless given; with
+    noise_std, sigma_w = sigma / sqrt(lambda) with the likelihood's noise variance."""
+    empty = torch.zeros(0, 2, dtype=torch.float64)
+    model = SingleTaskGP(empty, empty[:, :1], outcome_transform=None)
+    lam = float(model.likelihood.noise)
+    log_term = 2 * math.log(1 / DELTA)
+    assert float(igp_ucb_width(model, rkhs_norm_bound=B, delta=DELTA)) == pytest.approx(
+        B + math.sqrt(3.0) * math.sqrt(log_term), rel=1e-12
+    )
+    igp = igp_ucb_width(model, rkhs_norm_bound=B, noise_std=SIGMA, delta=DELTA, eta=0.1)
+    assert float(igp) == pytest.approx(
+        B + SIGMA / math.sqrt(lam) * math.sqrt(1.1) * math.sqrt(log_term), rel=1e-12
+    )
+    assert float(ay_gp_ucb_width(model, B, delta=DELTA)) == pytest.approx(
+        B + math.sqrt(log_term), rel=1e-12
+    )
+    _, X, Y, _ = instance(RBFKernel(), t=5)
+    listed = ay_gp_ucb_width(ModelListGP(model, SingleTaskGP(X, Y)), B, SIGMA, DELTA)
+    assert float(listed[0]) == pytest.approx(B + SIGMA / math.sqrt(lam) * math.sqrt(log_term))
+    fixed = SingleTaskGP(empty, empty[:, :1], empty[:, :1], outcome_transform=None)
+    assert float(ay_gp_ucb_width(fixed, B, delta=DELTA)) == pytest.approx(
+        B + math.sqrt(log_term), rel=1e-12
+    )
+    with pytest.raises(ValueError, match="no training data and no homoskedastic noise"):
+        ay_gp_ucb_width(fixed, B, SIGMA, DELTA)  # no lambda to measure sigma against

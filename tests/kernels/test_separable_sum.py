@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from cases import NUM_TASKS, build_case, tolerances
+from gpytorch.kernels import MaternKernel, RBFKernel
 from oracles import make_rbf
 
 from botorch_mtucb.kernels import SumOfSeparableKernels, UniformSimilarityTaskKernel
@@ -80,3 +81,26 @@ def test_bad_input():
         SumOfSeparableKernels(3, torch.eye(2))
     with pytest.raises(TypeError, match="task_covariance"):
         SumOfSeparableKernels(rbf, 3.0)
+
+
+def test_state_holds_the_data_kernels_classes():
+    """An RBF state has a Matern kernel's parameter names: the classes are the extra
+    state and a state of others is refused; a state saved without them loads."""
+    B = torch.eye(2)
+    rbf = SumOfSeparableKernels([RBFKernel(), RBFKernel()], [B, B])
+    state = rbf.state_dict()
+    assert state["_extra_state"] == {
+        "data_kernels": [".=ModuleList"] + [
+            entry
+            for j in (0, 1)
+            for entry in (f"{j}=RBFKernel", f"{j}.raw_lengthscale_constraint=Positive",
+                          f"{j}.raw_lengthscale_constraint._transform=Softplus")
+        ]
+    }  # fmt: skip
+    matern = SumOfSeparableKernels([RBFKernel(), MaternKernel()], [B, B])
+    with pytest.raises(ValueError, match=r"1=RBFKernel where this one has 1=MaternKernel"):
+        matern.load_state_dict(state)
+    old = {k: v for k, v in state.items() if k != "_extra_state"}
+    target = SumOfSeparableKernels([RBFKernel(), RBFKernel()], [2.0 * B, B])
+    assert not target.load_state_dict(old).missing_keys
+    assert torch.equal(target.task_covariances, rbf.task_covariances)

@@ -31,7 +31,10 @@ from botorch_mtucb.confidence.martingale_mixture.emptiness import (
     empty_set_message,
     min_radius_tilde_squared,
 )
-from botorch_mtucb.confidence.martingale_mixture.gram_cache import RegularizedGramCache
+from botorch_mtucb.confidence.martingale_mixture.gram_cache import (
+    RegularizedGramCache,
+    check_alpha_grid,
+)
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import rkhs_norm_bound_from_spectrum
 from botorch_mtucb.confidence.martingale_mixture.radius import (
@@ -48,7 +51,6 @@ from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
 from botorch_mtucb.models.single_output_data import single_output_data
 from botorch_mtucb.utils.checks import (
     as_float,
-    check_alphas,
     check_finite_result,
     check_kernel_values,
     check_mixture_numbers,
@@ -134,6 +136,7 @@ class MartingaleMixtureBound(RebuiltOnLoad):
     """
 
     DATA_BUFFERS = ("train_X", "train_Y")
+    STRUCTURE_MODULES = ("kernel", "input_transform")
     DEFINING_NUMBERS = (
         "rkhs_norm_bound", "noise_std", "delta", "mixture_scale", "outcome_shift",
         "outcome_scale", "rkhs_norm_bound_from_data",
@@ -433,10 +436,11 @@ class MartingaleMixtureBound(RebuiltOnLoad):
         confidence set is empty.
 
         Raises:
-            ValueError: For non-positive or non-finite ``alphas``.
+            ValueError: For non-positive or non-finite ``alphas``, or more than
+                ``MAX_ALPHAS`` (``gram_cache``) of them.
         """
+        alpha = check_alpha_grid(alphas).to(self.train_X.device)
         shape = torch.as_tensor(alphas).shape
-        alpha = check_alphas(alphas).to(self.train_X.device)
         fit = spectral_data_fit(self.spectrum(), alpha)
         return radius_tilde_squared(self.radius_squared, self.rkhs_norm_bound, alpha, fit).reshape(
             shape
@@ -555,8 +559,10 @@ class MartingaleMixtureBound(RebuiltOnLoad):
         Raises:
             TypeError: For boolean or complex ``X``.
             ValueError: For ``X`` not ``... x d`` or with NaN/inf, ``X_pending`` not
-                ``m x d`` or with NaN/inf, non-positive / non-finite ``alphas``, or an
-                ``X`` at which the kernel overflows.
+                ``m x d`` or with NaN/inf, non-positive / non-finite ``alphas``, more
+                than ``MAX_ALPHAS`` of them or new ones whose factors would hold more
+                than ``MAX_FACTOR_ENTRIES`` entries (``gram_cache``; checked before
+                anything is computed), or an ``X`` at which the kernel overflows.
             EmptyConfidenceSetError: If the data contradict the assumptions (the
                 grid bounds detect it when ``R~_alpha^2 < 0`` at one of their alphas).
         """
@@ -624,6 +630,7 @@ class MartingaleMixtureBound(RebuiltOnLoad):
         X_pending: Tensor | None,
     ) -> tuple[Tensor, Tensor]:
         self._check_loaded()
+        grid = None if alphas is None else check_alpha_grid(alphas)  # before any allocation
         check_query_points(X, self.train_X.shape[-1])
         dtype = real_output_dtype(X)
         pending = self._pending_inputs(X_pending)
@@ -634,7 +641,7 @@ class MartingaleMixtureBound(RebuiltOnLoad):
         if alphas is None:
             value, alpha = self._exact(flat, sign, pending)
         else:
-            value, alpha = self._grid(flat, check_alphas(alphas), sign, pending)
+            value, alpha = self._grid(flat, grid, sign, pending)
         if flat.requires_grad and not value.requires_grad:
             # a bound that does not depend on X (no data, stationary kernel): zero gradient
             value = value + 0.0 * flat.sum(-1)

@@ -12,15 +12,62 @@ and the ridge weights ``(K_t + alpha I)^{-1} y``. Adding an observation borders 
 factor in ``O(t^2)`` (paper 002, Appendix E.2, with a Cholesky factor in place of the
 recursive inverse); ``K_t`` itself lives in the top-left corner of a buffer with spare
 capacity (doubling) for the eigen-decomposition of the exact bound.
+
+**Sizes.** Each alpha costs a ``t x t`` factor (``O(t^3)`` to compute, ``t^2`` entries
+kept), so the grids that the bounds take are bounded before anything is allocated
+(``check_alpha_grid``): at most ``MAX_ALPHAS`` alphas per call (the acquisitions' limit
+too; also for the multi-task bound, whose grid bounds cost one dual per alpha), and, for
+the cached factors, at most ``MAX_FACTOR_ENTRIES`` entries for the factors that one
+call adds (``count * t^2``). The cache keeps the first factor (the bound's ``sigma^2 /
+c``) and drops the others (factorized again when asked for) when a new grid or an
+appended observation would take it past ``MAX_FACTOR_ENTRIES`` entries.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 from torch.nn import Module
 
+from botorch_mtucb.utils.checks import check_alphas
 from botorch_mtucb.utils.linalg import GrowingCholesky
+
+MAX_ALPHAS = 100  # alphas of one grid bound (a factor, or a dual, per alpha)
+MAX_FACTOR_ENTRIES = 2**28  # entries of the cached factors beyond the first (2 GiB, float64)
+
+
+def check_alpha_grid(alphas: float | Sequence[float] | Tensor) -> Tensor:
+    """``check_alphas`` after counting the alphas against ``MAX_ALPHAS`` (before any
+    tensor is built from them).
+
+    Raises:
+        TypeError, ValueError: As ``check_alphas``, or for more than ``MAX_ALPHAS``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
+        >>> try:
+        ...     check_alpha_grid(torch.logspace(-3, 1, 1000))
+        ... except ValueError as error:
+        ...     print(str(error)[:64])
+        alphas must hold at most MAX_ALPHAS = 100 values per call, got 1
+    """
+    if isinstance(alphas, Tensor):
+        count = alphas.numel()
+    elif isinstance(alphas, Sequence) and not isinstance(alphas, str):
+        count = len(alphas)
+    else:
+        count = int(getattr(alphas, "size", 1))  # a NumPy array, or one number
+    if count > MAX_ALPHAS:
+        raise ValueError(
+            f"alphas must hold at most MAX_ALPHAS = {MAX_ALPHAS} values per call, got "
+            f"{count} (a grid bound computes a t x t factor or a dual per alpha); evaluate a "
+            "longer grid in chunks, or take the exact bound (alphas=None: the minimum over "
+            "all alpha > 0)"
+        )
+    return check_alphas(alphas)
 
 
 class RegularizedGramCache(Module):
@@ -62,10 +109,30 @@ class RegularizedGramCache(Module):
         return self.ensure(torch.tensor([alpha], dtype=self.alphas.dtype))
 
     def ensure(self, alphas: Tensor) -> Tensor:
-        """Positions of ``alphas`` in the cache; missing ones are factorized from ``K_t``."""
+        """Positions of ``alphas`` in the cache; missing ones are factorized from ``K_t``
+        (the cache first drops the factors after the first if they would take it past
+        ``MAX_FACTOR_ENTRIES``).
+
+        Raises:
+            ValueError: If the factors that ``alphas`` needs (all but the first's) hold
+                more than ``MAX_FACTOR_ENTRIES`` entries (before any is computed).
+        """
         alphas = alphas.to(self.alphas.device)
-        missing = sorted({a for a in alphas.tolist() if not (self.alphas == a).any()})
+        requested = sorted(set(alphas.tolist()))
+        missing = [a for a in requested if not (self.alphas == a).any()]
         if missing:
+            first = float(self.alphas[0]) if self.alphas.numel() else missing[0]
+            needed, entries = sum(a != first for a in requested), self.size**2
+            if needed * entries > MAX_FACTOR_ENTRIES:
+                raise ValueError(
+                    f"alphas holds {needed} value(s) whose factors of K_t + alpha I (t = "
+                    f"{self.size}) would hold {needed * entries} entries, more than "
+                    f"MAX_FACTOR_ENTRIES = {MAX_FACTOR_ENTRIES}; pass at most "
+                    f"{MAX_FACTOR_ENTRIES // max(entries, 1)} alphas at this t, or take the "
+                    "exact bound (alphas=None), which needs no factor per alpha"
+                )
+            if (self.alphas.numel() - 1 + len(missing)) * entries > MAX_FACTOR_ENTRIES:
+                self._drop_all_but_first(keep=alphas)
             eye = torch.eye(self.size, dtype=self.gram.dtype, device=self.gram.device)
             self.factors.extend(
                 GrowingCholesky(self.gram + alpha * eye, regularization=alpha) for alpha in missing
@@ -102,8 +169,11 @@ class RegularizedGramCache(Module):
 
     def append(self, cross: Tensor, prior_variance: Tensor) -> None:
         """Border ``K_t`` with ``cross = k_t(x)`` (``t``) and ``k(x, x)``, and every factor
-        with it (``O(m t^2)``)."""
+        with it (``O(m t^2)``; the factors after the first are dropped first if the grown
+        ones would hold more than ``MAX_FACTOR_ENTRIES`` entries)."""
         t = self.size
+        if (self.alphas.numel() - 1) * (t + 1) ** 2 > MAX_FACTOR_ENTRIES:
+            self._drop_all_but_first()
         self._reserve(t + 1)
         column = cross.reshape(t, 1)
         for alpha, factor in zip(self.alphas.tolist(), self.factors):
@@ -112,6 +182,17 @@ class RegularizedGramCache(Module):
         self.gram_storage[:t, t] = cross
         self.gram_storage[t, t] = prior_variance
         self.size = t + 1
+
+    def _drop_all_but_first(self, keep: Tensor | None = None) -> None:
+        """Drop the factors after the first, except those of ``keep`` (at most
+        ``MAX_FACTOR_ENTRIES`` entries: ``ensure`` checked them)."""
+        kept = [0] + [
+            i
+            for i, alpha in enumerate(self.alphas.tolist()[1:], start=1)
+            if keep is not None and bool((keep == alpha).any())
+        ]
+        self.factors = [self.factors[i] for i in kept]
+        self.alphas = self.alphas[kept]
 
     def _reserve(self, size: int) -> None:
         """Grow the Gram storage (doubling) so that it holds ``size`` observations."""

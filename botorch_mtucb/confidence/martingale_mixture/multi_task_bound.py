@@ -59,6 +59,7 @@ from botorch_mtucb.confidence.martingale_mixture.emptiness import (
     empty_set_message,
     min_radius_tilde_squared,
 )
+from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     radius_tilde_squared,
@@ -72,13 +73,13 @@ from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
 from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
 from botorch_mtucb.utils.checks import (
-    check_alphas,
     check_finite_result,
     check_kernel_values,
     check_mixture_numbers,
     check_positive,
     check_query_points,
     check_sum_of_squares,
+    check_task_covariance,
     check_task_indices,
     real_output_dtype,
 )
@@ -195,12 +196,24 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
         )
         self.full_vector = bool(numbers["full_vector"])
 
+    def _check_state(self, state: Mapping[str, object], prefix: str) -> None:
+        """Also refuse, before loading, task covariances that the constructor refuses
+        (not symmetric PSD, NaN/inf, another size) and data kernels of other classes."""
+        super()._check_state(state, prefix)
+        key, n = "kernel.task_covariances", self.num_tasks
+        for j, B in enumerate(state.get(key, ())):
+            check_task_covariance(B, n, name=f"state_dict's {prefix}{key}[{j}]")
+        structure = state.get("kernel._extra_state")
+        self.kernel.check_loaded_structure(structure, f"state_dict's {prefix}kernel")
+
     def _rebuild(self) -> None:
         """Everything derived from the kernel, the data and the numbers (the constructor
         and ``load_state_dict``): the eigen-decomposition of ``B`` on the Kronecker route
         and the distinct inputs; the spectrum and the emptiness check at the next bound."""
         X, tasks, Y = self.train_X.to(_DTYPE), self.train_tasks.long(), self.train_Y.to(_DTYPE)
         self.kernel.to(dtype=_DTYPE)  # float64 also after load_state_dict(assign=True)
+        for j, B in enumerate(self.kernel.task_covariances):  # as the constructor's
+            check_task_covariance(B, name=f"kernel.task_covariances[{j}]")
         if X.dim() != 2 or tasks.shape != Y.shape or Y.shape != X.shape[:1]:
             raise ValueError(
                 f"train_X, train_tasks and train_Y must be M x d, M and M, got "
@@ -423,8 +436,8 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
 
     def radius_tilde_squared(self, alphas: float | Sequence[float] | Tensor) -> Tensor:
         """``R~_alpha^2`` of Cor. 4.3 for each ``alpha`` (negative: the set is empty)."""
+        alpha = check_alpha_grid(alphas).to(self.train_Y.device)
         shape = torch.as_tensor(alphas).shape
-        alpha = check_alphas(alphas).to(self.train_Y.device)
         fit = spectral_data_fit(self.spectrum(), alpha)
         value = radius_tilde_squared(self.radius_squared, self.rkhs_norm_bound, alpha, fit)
         return value.reshape(shape)
@@ -471,7 +484,8 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
 
         Raises:
             ValueError: For bad ``X``, ``weights`` not of ``n`` columns, NaN/inf, bad
-                ``alphas``, or ``X_pending`` with task-indexed data.
+                ``alphas`` (also more than ``MAX_ALPHAS`` of ``gram_cache``), or
+                ``X_pending`` with task-indexed data.
             EmptyConfidenceSetError: If the data contradict the assumptions.
         """
         return self._evaluate(X, weights, alphas, 1.0, X_pending)
@@ -507,6 +521,8 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
 
     def _evaluate(self, X, weights, alphas, sign, X_pending) -> Tensor:
         self._check_loaded()
+        if alphas is not None:
+            alphas = check_alpha_grid(alphas)  # before any allocation
         check_query_points(X, self.input_dim)
         dtype = real_output_dtype(X)
         W, single = self._check_weights(weights, self.train_Y.device)
@@ -597,7 +613,7 @@ class MultiTaskMartingaleMixtureBound(RebuiltOnLoad):
         prior = self._prior_variance(X, W)
         grid = None
         if alphas is not None:
-            grid = check_alphas(alphas).to(X.device)
+            grid = check_alpha_grid(alphas).to(X.device)
             if self.num_observations > 0:
                 rt2 = self.radius_tilde_squared(grid)
                 if contradicts(float(rt2.min()), float(self.radius_squared)):

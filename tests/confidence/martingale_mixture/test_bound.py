@@ -209,3 +209,19 @@ def test_to_moves_the_bound_and_keeps_float64():
     for value, again in zip(before, after):
         assert torch.equal(value, again)
     assert bound.upper(test_X.float()).dtype == torch.float32
+
+
+def test_a_grid_of_more_than_max_alphas_is_refused_before_anything_is_computed():
+    """Each alpha of a grid bound costs a t x t factor: 3,000 alphas at t = 300 held
+    3 GB. Every public method that takes alphas refuses more than MAX_ALPHAS first."""
+    kernel, X, Y, test_X = instance("rbf", t=12, seed=3)
+    bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA)
+    cached = bound.cache.alphas.tolist()
+    for alphas in (torch.logspace(-4, 2, 101), [0.01] * 3000, torch.ones(10**6)):
+        for call in (bound.upper, bound.lower, bound.optimal_alpha, bound.radius_tilde_squared):
+            args = (alphas,) if call == bound.radius_tilde_squared else (test_X, alphas)
+            with pytest.raises(ValueError, match=r"alphas must hold at most MAX_ALPHAS = 100 "):
+                call(*args)
+    assert bound.cache.alphas.tolist() == cached
+    grid = torch.logspace(-4, 2, 100, dtype=torch.float64)  # the limit itself is accepted
+    assert torch.isfinite(bound.upper(test_X, alphas=grid)).all()

@@ -8,7 +8,11 @@ import pytest
 import torch
 from martingale_oracles import gram, instance
 
-from botorch_mtucb.confidence.martingale_mixture.gram_cache import RegularizedGramCache
+from botorch_mtucb.confidence.martingale_mixture import gram_cache
+from botorch_mtucb.confidence.martingale_mixture.gram_cache import (
+    RegularizedGramCache,
+    check_alpha_grid,
+)
 
 
 def test_bordered_factors_match_dense_formulas():
@@ -52,3 +56,34 @@ def test_cache_from_empty_and_gradients_through_the_solve():
     (gradient,) = torch.autograd.grad(cache.explained_variance(index, cross).sum(), cross)
     expected = 2 * np.linalg.solve(K + 0.05 * np.eye(6), cross.detach().numpy().T).T
     np.testing.assert_allclose(gradient.numpy(), expected, rtol=1e-8)
+
+
+def test_alpha_grids_are_bounded_before_any_factor_is_computed(monkeypatch):
+    """At most MAX_ALPHAS alphas per call (counted before any tensor is built from them)
+    and at most MAX_FACTOR_ENTRIES entries of factors for one call (count * t^2); the
+    factors of earlier grids are dropped (keeping the first) when a new grid or a new
+    row would take the cache past that, and factorized again, exactly, when asked for."""
+    with pytest.raises(ValueError, match="at most MAX_ALPHAS = 100 values per call, got 101"):
+        check_alpha_grid(torch.logspace(-3, 1, 101))
+    with pytest.raises(ValueError, match="got 1000000"):
+        check_alpha_grid([0.1] * 10**6)
+    assert check_alpha_grid(np.full(100, 0.5)).shape == (100,)
+    kernel, X, Y, _ = instance("rbf", t=8, seed=2)
+    K = gram(kernel, X, X)
+    y = Y.reshape(-1)
+    monkeypatch.setattr(gram_cache, "MAX_FACTOR_ENTRIES", 2 * 7**2)  # two factors at t = 7
+    cache = RegularizedGramCache(torch.as_tensor(K[:7, :7]).clone())
+    cache.ensure(torch.tensor([0.01], dtype=torch.float64))  # the first: always kept
+    cache.ensure(torch.tensor([0.1, 1.0], dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"alphas holds 3 value\(s\) .*t = 7.* more than"):
+        cache.ensure(torch.tensor([0.1, 1.0, 3.0, 0.01], dtype=torch.float64))
+    assert cache.alphas.tolist() == [0.01, 0.1, 1.0]  # nothing computed for the refused grid
+    index = cache.ensure(torch.tensor([3.0, 1.0], dtype=torch.float64))  # 0.1 dropped
+    assert cache.alphas.tolist() == [0.01, 1.0, 3.0] and len(cache.factors) == 3
+    cache.append(torch.as_tensor(K[7, :7]), torch.tensor(K[7, 7]))  # 2 * 8^2 > 2 * 7^2
+    assert cache.alphas.tolist() == [0.01] and cache.size == 8
+    index = cache.ensure(torch.tensor([3.0, 0.01], dtype=torch.float64))
+    for i, alpha in zip(index.tolist(), [3.0, 0.01]):
+        expected = np.linalg.solve(K + alpha * np.eye(8), y.numpy())
+        np.testing.assert_allclose(cache.weights(y, torch.tensor([i]))[0].numpy(), expected,
+                                   rtol=1e-9)  # fmt: skip

@@ -364,3 +364,18 @@ def test_bad_pending_points_and_weights_are_named():
         bound.upper(test_X, X_pending=torch.full((2, 2), float("nan"), dtype=torch.float64))
     with pytest.raises(TypeError, match="weights must be None, a tensor or a sequence"):
         bound.upper(test_X, weights="abc")
+
+
+@pytest.mark.parametrize("terms", [1, 2])  # Kronecker and dense routes
+def test_a_grid_of_more_than_max_alphas_is_refused(terms):
+    X, Y, test_X = data(6, 2)
+    B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+    bound = MultiTaskMartingaleMixtureBound(
+        X, Y, [rbf(0.3)] * terms, [B / terms] * terms, NORM, SIGMA, DELTA
+    )
+    for call in (bound.upper, bound.lower):
+        with pytest.raises(ValueError, match="alphas must hold at most MAX_ALPHAS = 100 .*got 101"):
+            call(test_X, alphas=torch.logspace(-4, 2, 101))
+    with pytest.raises(ValueError, match="at most MAX_ALPHAS = 100 .*got 1000000"):
+        bound.radius_tilde_squared(torch.ones(10**6))
+    assert bound.upper(test_X, alphas=torch.logspace(-4, 2, 100)).shape == (4, 2)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize
-from gpytorch.kernels import RBFKernel
+from gpytorch.kernels import MaternKernel, RBFKernel
 
 from botorch_mtucb.acquisition import MartingaleMixtureUCB
 from botorch_mtucb.confidence import MartingaleMixtureBound, MultiTaskMartingaleMixtureBound
@@ -187,3 +187,87 @@ def test_multi_task_bound_loads_task_indexed_data():
     assert_same_bounds(target, source, test_X)
     with pytest.raises(ValueError, match="pass train_tasks"):
         target.append_observations(X[:1], Y[:1])
+
+
+def _multi_task(X, Y, lengthscale=0.3, task_covariance=B_TASKS, kernel=None):
+    kernel = rbf(lengthscale) if kernel is None else kernel
+    Y2 = torch.cat([Y, 0.5 * Y - 0.1], -1)
+    return MultiTaskMartingaleMixtureBound(X, Y2, kernel, task_covariance, 5.0, 0.1, 0.01)
+
+
+ASYMMETRIC = torch.tensor([[1.0, 0.6], [0.2, 0.8]], dtype=torch.float64)
+INDEFINITE = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=torch.float64)
+
+
+@pytest.mark.parametrize(
+    "task_covariance, message",
+    [(-B_TASKS, "semi-definite"), (INDEFINITE, "semi-definite"), (ASYMMETRIC, "symmetric"),
+     (torch.full((2, 2), float("nan"), dtype=torch.float64), "NaN")],
+    ids=["negative", "indefinite", "asymmetric", "nan"],
+)  # fmt: skip
+def test_multi_task_bound_refuses_task_covariances_that_the_constructor_refuses(
+    task_covariance, message
+):
+    """As the constructor: the state's B is checked before anything is loaded, so the
+    bound keeps its values (before: -B loaded and gave an 'upper bound' of -1e11)."""
+    X, Y, test_X = data(t=10)
+    bound = _multi_task(X[:6], Y[:6])
+    before = bound.upper(test_X)
+    state = dict(_multi_task(X, Y, lengthscale=0.5).state_dict())
+    state["kernel.task_covariances"] = task_covariance.unsqueeze(0)
+    with pytest.raises(ValueError, match=rf"state_dict's kernel.task_covariances.*{message}"):
+        bound.load_state_dict(state)
+    with pytest.raises(ValueError, match="task_covariance"):
+        _multi_task(X, Y, task_covariance=task_covariance)
+    assert bound.num_observations == 12
+    assert torch.equal(bound.upper(test_X), before)
+
+
+@pytest.mark.parametrize("value", [float("nan"), -float("inf")])
+def test_a_non_finite_kernel_hyperparameter_is_named_and_refused(value):
+    X, Y, test_X = data(t=10)
+    single = MartingaleMixtureBound(X[:6], Y[:6], rbf(0.3), 5.0, 0.1, 0.01)
+    multi = _multi_task(X[:6], Y[:6])
+    for bound, source, key in (
+        (single, MartingaleMixtureBound(X, Y, rbf(), 5.0, 0.1, 0.01), "kernel.raw_lengthscale"),
+        (multi, _multi_task(X, Y), "kernel.kernels.0.raw_lengthscale"),
+    ):
+        before = bound.upper(test_X)
+        state = dict(source.state_dict())
+        state[key] = torch.full_like(state[key], value)
+        with pytest.raises(ValueError, match=rf"state_dict's {key} holds (NaN|inf)"):
+            bound.load_state_dict(state)
+        assert torch.equal(bound.upper(test_X), before)  # unchanged and usable
+
+
+def test_a_state_of_other_kernel_classes_is_refused():
+    """The state of an RBF bound has the parameter names of a Matern bound's: the
+    classes (and nu) are stored in the extra state and compared before loading; a state
+    saved without them loads."""
+    X, Y, test_X = data(t=10)
+    matern = MartingaleMixtureBound(X[:6], Y[:6], MaternKernel(nu=2.5), 5.0, 0.1, 0.01)
+    before = matern.upper(test_X)
+    rbf_state = MartingaleMixtureBound(X, Y, rbf(0.3), 5.0, 0.1, 0.01).state_dict()
+    assert rbf_state["_extra_state"]["structure"]["kernel"][0] == ".=RBFKernel"
+    with pytest.raises(ValueError, match=r"kernel is of other classes: \.=RBFKernel where this"):
+        matern.load_state_dict(rbf_state)
+    nu = MartingaleMixtureBound(X, Y, MaternKernel(nu=1.5), 5.0, 0.1, 0.01)
+    with pytest.raises(ValueError, match=r"MaternKernel\(nu=1.5\) where this one has"):
+        matern.load_state_dict(nu.state_dict())
+    normalized = MartingaleMixtureBound(
+        X, Y, MaternKernel(), 5.0, 0.1, 0.01, input_transform=Normalize(2)
+    )
+    with pytest.raises(ValueError, match="input_transform is of other classes"):
+        matern.load_state_dict(normalized.state_dict())
+    assert matern.num_observations == 6 and torch.equal(matern.upper(test_X), before)
+    multi = _multi_task(X[:6], Y[:6], kernel=MaternKernel(nu=2.5))
+    with pytest.raises(ValueError, match=r"kernel is of other classes: 0=RBFKernel"):
+        multi.load_state_dict(_multi_task(X, Y).state_dict())
+    # a state saved before the classes were stored: nothing to compare
+    source = MaternKernel(nu=2.5)
+    source.lengthscale = 0.3
+    grown = MartingaleMixtureBound(X, Y, source, 5.0, 0.1, 0.01)
+    old = dict(grown.state_dict())
+    old["_extra_state"] = {k: v for k, v in old["_extra_state"].items() if k != "structure"}
+    matern.load_state_dict(old)
+    assert_same_bounds(matern, grown, test_X)
