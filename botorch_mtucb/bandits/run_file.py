@@ -18,8 +18,9 @@ Reading (``RunFile.read``) opens nothing for writing and checks the file:
 
 Writing (``RunFile.appending``) never truncates: a sound file is appended to; one that
 needs a repair is rewritten (header and kept rounds) into a temporary file of the same
-directory, synced to disk and renamed over the original in one step (``write_atomically``),
-so a failure (a full disk) leaves the original as it was.
+directory, synced to disk and renamed over the original in one step
+(``botorch_mtucb.utils.files.write_atomically``), so a failure (a full disk) leaves the
+original as it was.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ import itertools
 import json
 import math
 import os
-import secrets
 import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
+
+from botorch_mtucb.utils.files import reraise_naming, write_all, write_atomically
 
 
 @dataclass
@@ -78,76 +80,6 @@ class RunFileWarning(UserWarning):
         >>> issubclass(RunFileWarning, UserWarning)
         True
     """
-
-
-def _reraise_naming(error: OSError, path: Path) -> NoReturn:
-    """Raise ``error`` again with ``path`` (the file the user knows) as its file name."""
-    if error.errno is None:
-        raise error
-    raise type(error)(error.errno, error.strerror, str(path)) from error
-
-
-def _write_all(handle: Any, data: bytes) -> None:
-    view = memoryview(data)
-    while view:  # an unbuffered write may write part of the data
-        view = view[handle.write(view) :]
-
-
-def _sync_directory(directory: Path) -> None:
-    """Flush a rename in ``directory`` to disk, where the platform allows it."""
-    with contextlib.suppress(OSError):
-        descriptor = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-def write_atomically(path: str | Path, data: bytes, mode: int | None = None) -> None:
-    """Replace ``path`` by a file holding ``data``, in one step.
-
-    ``data`` goes to a temporary file in the same directory, which is synced to disk
-    (``fsync``) and renamed over ``path`` (``os.replace``): a reader sees the old file or
-    the new one, never a part of it, and a failure (a full disk, an interruption) leaves
-    ``path`` as it was.
-
-    Args:
-        path: The file to write (its directory must exist).
-        data: Its new content.
-        mode: Its permission bits (default: ``0o666`` less the umask, as ``open`` gives).
-
-    Raises:
-        OSError: If the file cannot be written (naming ``path``); ``path`` is unchanged.
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> from botorch_mtucb.bandits.run_file import write_atomically
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
-        >>> write_atomically(path, b"first\\n")
-        >>> write_atomically(path, b"second\\n")
-        >>> path.read_text(), sorted(p.name for p in path.parent.iterdir())
-        ('second\\n', ['notes.txt'])
-    """
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as error:
-        _reraise_naming(error, path)
-    try:
-        with open(descriptor, "wb", buffering=0) as handle:
-            _write_all(handle, data)
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, OSError):
-            _reraise_naming(error, path)
-        raise
-    _sync_directory(path.parent)
 
 
 def _is_number(value: Any) -> bool:
@@ -373,7 +305,7 @@ class RunFile:
                 self._rewrite(horizon)
             self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115
         except OSError as error:
-            _reraise_naming(error, self.path)
+            reraise_naming(error, self.path)
         try:
             newline = b"\n" if self._needs_newline else b""
             if not self._has_header:
@@ -417,9 +349,9 @@ class RunFile:
 
     def _write(self, data: bytes) -> None:
         try:
-            _write_all(self._handle, data)
+            write_all(self._handle, data)
         except OSError as error:
-            _reraise_naming(error, self.path)
+            reraise_naming(error, self.path)
 
     def _rewrite(self, horizon: int) -> None:
         """Replace the file by its header and the rounds ``read`` kept, atomically."""

@@ -55,13 +55,15 @@ from botorch.test_functions import Branin, Hartmann
 from botorch.test_functions.synthetic import SyntheticTestFunction
 from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.mlls import ExactMarginalLogLikelihood
+from matplotlib.figure import Figure
 
 from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
-from botorch_mtucb.bandits.run_file import write_atomically
 from botorch_mtucb.benchmarks.coverage import available_cpus
 from botorch_mtucb.benchmarks.timing import benchmark_parser
-from botorch_mtucb.experiments.report import pinned_threads
+from botorch_mtucb.experiments.plots import save_figure
 from botorch_mtucb.utils.checks import positive_int
+from botorch_mtucb.utils.files import write_atomically
+from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = (
     "MartingaleMixtureUCB / IGPUCB vs BoTorch's UCB(beta=0.2), qLogNEI and random search "
@@ -343,7 +345,8 @@ def _median_seconds(runs: Sequence[LoopRun], problem: str, method: str) -> float
 
 def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str], path: Path):
     """Median simple regret (log scale) against the iteration, quartile bands, one panel
-    per problem; saved to ``path`` (PNG).
+    per problem, drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
+    left alone) and saved to ``path`` (PNG).
 
     Example:
         >>> import pathlib, tempfile
@@ -353,12 +356,8 @@ def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str
         >>> plot(runs, ["branin"], ["random"], path); path.exists()
         True
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(1, len(problems), figsize=(5.5 * len(problems), 4), squeeze=False)
+    figure = Figure(figsize=(5.5 * len(problems), 4))
+    axes = figure.subplots(1, len(problems), squeeze=False)
     for axis, problem in zip(axes[0], problems):
         for method in methods:
             curves = [
@@ -378,9 +377,7 @@ def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str
         axis.set_xlabel("iteration")
         axis.set_ylabel("simple regret")
         axis.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path, dpi=110)
 
 
 def _parser():

@@ -76,7 +76,6 @@ from botorch_mtucb.benchmarks.coverage_report import (
 from botorch_mtucb.benchmarks.coverage_truths import sample_expansion, sample_related_tasks
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence import EmptyConfidenceSetError, task_kernel_matrix
-from botorch_mtucb.experiments.report import pinned_threads
 from botorch_mtucb.problems import make_kernel
 from botorch_mtucb.utils import argmax_random_ties
 from botorch_mtucb.utils.checks import positive_int
@@ -86,6 +85,7 @@ from botorch_mtucb.utils.random import (
     round_generator,
     stream_seed,
 )
+from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = "violation rates of every confidence bound on ground truths of known RKHS norm"
 DTYPE = torch.float64

@@ -20,7 +20,7 @@ from typing import Any
 
 from scipy.stats import beta as beta_distribution
 
-from botorch_mtucb.experiments.report import format_table
+from botorch_mtucb.experiments.tables import format_table
 
 LEVEL = 0.95
 

@@ -54,8 +54,9 @@ from botorch_mtucb.benchmarks.timing import (
     nonnegative_int,
     positive_int,
 )
-from botorch_mtucb.experiments.report import format_table, pinned_threads
+from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = "VectorValuedGP's ICM eigen route vs a dense solve; incremental update vs rebuild"
 

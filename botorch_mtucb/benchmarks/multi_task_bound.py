@@ -65,9 +65,10 @@ from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
 )
-from botorch_mtucb.experiments.report import format_table, pinned_threads
+from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.scalarization import ChebyshevScalarization, LinearScalarization
 from botorch_mtucb.utils.domains import FiniteDomain
+from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = (
     "MultiTaskMartingaleMixtureBound's step (append + Chebyshev UCB at 100 points) in n, "

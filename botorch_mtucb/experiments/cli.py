@@ -32,7 +32,7 @@ from botorch_mtucb.experiments.backends import RAY_EXTRA, ClusterUnavailableErro
 from botorch_mtucb.experiments.output_lock import OutputLockedError
 from botorch_mtucb.experiments.parallel import UnitsFailedError
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
-from botorch_mtucb.experiments.report import UnwrittenFilesWarning
+from botorch_mtucb.experiments.run_directory import UnwrittenFilesWarning
 from botorch_mtucb.utils.checks import positive_int
 
 MAIN_EXPERIMENT = "sensor-main"

@@ -9,9 +9,10 @@ host, start time, command line). The lock is the truth, the record only a descri
 lock ends with its process however that ends (a kill included), and a record left behind
 by a killed process is replaced by the next holder.
 
-Within one thread the lock is re-entrant (``run_experiment`` holds it, and the
-``run_methods`` it calls takes it again); another thread of the same process is refused,
-as another process is. A directory this process cannot write to is read without a lock:
+The package takes it in one place, ``run_directory.RunDirectory.locked``. Within one
+thread the lock is re-entrant (``run_experiment`` holds it, and the ``run_methods`` it
+calls takes it again); another thread of the same process is refused, as another
+process is. A directory this process cannot write to is read without a lock:
 nothing can be written there, so nothing of another run can be mixed up (a run that needs
 to write fails with an error naming the file).
 """
@@ -34,7 +35,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from botorch_mtucb.bandits.run_file import write_atomically
+from botorch_mtucb.utils.files import write_atomically
 
 LOCK_FILE = ".lock"
 HOLDER_FILE = ".lock-holder.json"
@@ -203,22 +204,3 @@ def locked_output(directory: str | Path) -> Iterator[Path]:
             with contextlib.suppress(OSError):
                 (directory / HOLDER_FILE).unlink(missing_ok=True)  # before the lock ends
             lock.release()
-
-
-def remove_lock_files(directory: str | Path) -> None:
-    """Remove the lock's files from ``directory`` (call only when no run can use it any
-    more: ``run_experiment`` does so for a directory it created and leaves empty).
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> from botorch_mtucb.experiments.output_lock import locked_output, remove_lock_files
-        >>> directory = pathlib.Path(tempfile.mkdtemp())
-        >>> with locked_output(directory):
-        ...     pass
-        >>> remove_lock_files(directory)
-        >>> list(directory.iterdir())
-        []
-    """
-    for name in (HOLDER_FILE, LOCK_FILE):
-        with contextlib.suppress(OSError):
-            (Path(directory) / name).unlink(missing_ok=True)

@@ -1,8 +1,8 @@
 """Run an experiment's (method, repetition) units in parallel: local worker processes or
 a Ray cluster.
 
-A run's work splits into units, one per (method, repetition), each the file
-``runs/<method>/rep<k>.jsonl`` with its own seed (``runs.run_methods``). Inside
+A run's work splits into units, one per (method, repetition), each a run file
+(``RunDirectory.run_file``) with its own seed (``units``, ``runs.run_methods``). Inside
 ``parallel_execution(...)``, ``run_methods`` first hands every unit that is not finished
 to the executor here, then reads the finished files back as a serial run does, so the
 summaries, tables and plots come out of the same code either way, and a serial run and a
@@ -20,7 +20,7 @@ parallel one resume each other's files.
   this machine. The backends themselves are ``backends``.
 * **Where results go.** A worker runs its unit into a file of its own temporary directory
   and returns the file's bytes; the driver writes them atomically to the output directory,
-  which it holds locked (``output_lock``). Nothing needs a shared file system, a killed
+  which it holds locked (``RunDirectory.locked``). Nothing needs a shared file system, a killed
   driver leaves every file old or new (never a part), and two runs never write the same
   directory. A unit with rounds already stored (an interrupted serial run) is shipped with
   them and resumed from there, as a serial run resumes it; a damaged file is left to the
@@ -45,20 +45,15 @@ import contextlib
 import contextvars
 import heapq
 import itertools
-import json
-import socket
 import sys
-import tempfile
 import time
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from botorch_mtucb.bandits.run_file import RunFile, write_atomically
 from botorch_mtucb.experiments.backends import (
     _NO_RAY_VARIABLE,
     ClusterUnavailableError,
@@ -67,7 +62,10 @@ from botorch_mtucb.experiments.backends import (
     _ray_available,
     _RayBackend,
 )
+from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.experiments.units import UnitResult, package_version, run_unit, stored_rounds
 from botorch_mtucb.utils.checks import as_int
+from botorch_mtucb.utils.files import write_atomically
 
 
 class UnitsFailedError(RuntimeError):
@@ -94,31 +92,6 @@ class UnitsFailedError(RuntimeError):
 
 
 @dataclass
-class UnitResult:
-    """What a worker returns for one unit: the run file's bytes and where it ran.
-
-    Attributes:
-        data: The complete run file (header and ``horizon`` rounds).
-        seconds: Wall-clock seconds of the unit on the worker (set-up included).
-        host: The worker's host name.
-        version: The worker's ``botorch_mtucb`` version.
-        warnings: The warnings the unit raised, as text.
-
-    Example:
-        >>> from botorch_mtucb.experiments.parallel import UnitResult
-        >>> result = UnitResult(b'{"header": {}}', 0.5, "node1", "0.1.0", [])
-        >>> result.host, len(result.data)
-        ('node1', 14)
-    """
-
-    data: bytes
-    seconds: float
-    host: str
-    version: str
-    warnings: list[str]
-
-
-@dataclass
 class _Unit:
     index: tuple[int, int]  # (the call, the method's position in it)
     name: str
@@ -131,103 +104,6 @@ class _Unit:
     seed: int
     threads: int = 1
     attempts: int = 0
-
-
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("botorch-mtucb")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
-
-
-def run_unit(
-    method_bytes: bytes,
-    rep: int,
-    horizon: int,
-    seed: int,
-    prefix: bytes | None,
-    threads: int = 1,
-) -> UnitResult:
-    """Run one (method, repetition) unit in this process and return its run file.
-
-    What a worker executes. ``method_bytes`` is the ``cloudpickle`` of a ``runs.Method``;
-    the environment is built before the policy (the serial order), the run goes to a file
-    in a temporary directory (holding ``prefix``, the rounds stored before, if any) and
-    torch is pinned to ``threads`` threads in this process.
-
-    Returns:
-        The ``UnitResult`` (the file's bytes, seconds, host, version, warnings).
-
-    Example:
-        >>> import cloudpickle, torch
-        >>> from botorch_mtucb.bandits import RandomPolicy
-        >>> from botorch_mtucb.experiments.parallel import run_unit
-        >>> from botorch_mtucb.experiments.runs import Method
-        >>> from botorch_mtucb.problems import (
-        ...     KernelBanditEnvironment, RKHSTestFunction, make_kernel)
-        >>> f = RKHSTestFunction.sample(
-        ...     make_kernel("rbf", 0.5), 2, 1.0, generator=torch.Generator().manual_seed(0))
-        >>> method = Method(
-        ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
-        >>> before = torch.get_num_threads()
-        >>> result = run_unit(cloudpickle.dumps(method), 0, 3, 0, None)
-        >>> len(result.data.splitlines())  # the header and 3 rounds
-        4
-        >>> torch.set_num_threads(before)
-    """
-    import cloudpickle
-    import torch
-
-    from botorch_mtucb.bandits import run_policy
-
-    start = time.perf_counter()
-    torch.set_num_threads(threads)  # a worker process of ours (``--threads``, default 1)
-    method = cloudpickle.loads(method_bytes)
-    with tempfile.TemporaryDirectory(prefix="botorch-mtucb-unit-") as directory:
-        path = Path(directory) / f"rep{rep}.jsonl"
-        if prefix is not None:
-            path.write_bytes(prefix)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("default")
-            environment = method.make_environment(rep)
-            policy = method.make_policy(rep)
-            run_policy(policy, environment, horizon, seed=seed, path=path, replay_finished=False)
-        data = path.read_bytes()
-    return UnitResult(
-        data=data,
-        seconds=time.perf_counter() - start,
-        host=socket.gethostname(),
-        version=_package_version(),
-        warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
-    )
-
-
-def _stored(path: Path) -> tuple[int, bytes | None] | None:
-    """``(rounds stored, the file's bytes)`` for a healthy or torn file, ``(0, None)`` for
-    none, ``None`` where the serial path must decide (damage, another run, unreadable)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return 0, None
-    except OSError:
-        return None
-    first = data.split(b"\n", 1)[0]
-    try:
-        header = json.loads(first)["header"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    run_file = RunFile(path, header)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            records = run_file.read()
-    except (ValueError, OSError, Warning):
-        return None
-    if run_file.damaged:  # keep-a-copy-and-warn is the serial path's job
-        return None
-    return len(records), data
 
 
 class ParallelExecutor:
@@ -306,37 +182,22 @@ class ParallelExecutor:
             f"units {self._units_done}/{self._units_total}, {self._failed} failed", refresh=True
         )
 
-    def run(
-        self,
-        methods: Sequence[Any],
-        horizon: int,
-        repetitions: int,
-        output: Path,
-        seed: int,
-        file_for: Callable[[Any, int], Path],
-    ) -> None:
-        """Run every unfinished unit of one ``run_methods`` call (``run_calls``)."""
-        self.run_calls([(methods, horizon, repetitions, seed, file_for)])
-
-    def run_calls(
-        self,
-        calls: Sequence[tuple[Sequence[Any], int, int, int, Callable[[Any, int], Path]]],
-    ) -> None:
+    def run_calls(self, calls: Sequence[tuple[Sequence[Any], int, int, int, RunDirectory]]) -> None:
         """Run every unfinished unit of several ``run_methods`` calls, each given as
-        ``(methods, horizon, repetitions, seed, file_for)``, together (no barrier between
-        them); the driver (this thread, holding the output directories' locks) writes
-        each returned file atomically.
+        ``(methods, horizon, repetitions, seed, directory)``, together (no barrier between
+        them); the driver (this thread, holding the directories' locks) writes each
+        returned run file (``RunDirectory.run_file``) atomically.
 
         Raises:
             UnitsFailedError: If units failed twice (after every other unit finished).
             RuntimeError: If a worker runs another version of the package.
         """
         units = []
-        for call, (methods, horizon, repetitions, seed, file_for) in enumerate(calls):
+        for call, (methods, horizon, repetitions, seed, directory) in enumerate(calls):
             for rep in range(repetitions):
                 for index, method in enumerate(methods):
-                    path = file_for(method, rep)
-                    stored = _stored(path)
+                    path = directory.run_file(method.name, rep)
+                    stored = stored_rounds(path)
                     if stored is None or stored[0] >= horizon:
                         continue
                     done, prefix = stored
@@ -410,7 +271,7 @@ class ParallelExecutor:
             raise UnitsFailedError(failures, len(units))
 
     def _save(self, unit: _Unit, result: UnitResult) -> None:
-        driver = _package_version()
+        driver = package_version()
         if result.version != driver:
             raise RuntimeError(
                 f"a worker on {result.host} runs botorch-mtucb {result.version}, this driver "
@@ -529,10 +390,8 @@ def parallel_execution(
 __all__ = [
     "ClusterUnavailableError",
     "ParallelExecutor",
-    "UnitResult",
     "UnitsFailedError",
     "check_workers",
     "current_executor",
     "parallel_execution",
-    "run_unit",
 ]

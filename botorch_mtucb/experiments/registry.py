@@ -1,10 +1,11 @@
 """The named experiments of ``python -m botorch_mtucb reproduce NAME``.
 
 Each paper's experiments live in their own subpackage (``paper000``, ``paper001``,
-``paper002``) and register themselves with ``@register``. ``run_experiment`` locks the
-output directory for the whole run (one run at a time: ``output_lock``) and claims it
-(``experiment.json`` records the run's settings, and a run with other settings is
-refused), so that running the same command again resumes a run.
+``paper002``) and register themselves with ``@register``; ``experiment_options`` checks
+the options each accepts. ``run_experiment`` locks the output directory for the whole run
+(one run at a time: ``RunDirectory.locked``) and claims it (``RunDirectory.claim``: the
+run's settings are recorded, and a run with other settings is refused), so that running
+the same command again resumes a run.
 """
 
 from __future__ import annotations
@@ -12,33 +13,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from botorch_mtucb.experiments.output_lock import (
-    OutputLockedError,
-    locked_output,
-    remove_lock_files,
-)
+from botorch_mtucb.experiments.output_lock import OutputLockedError
 from botorch_mtucb.experiments.parallel import check_workers, parallel_execution
-from botorch_mtucb.experiments.report import (
+from botorch_mtucb.experiments.run_directory import (
+    RunDirectory,
     UnwrittenFilesWarning,
     collect_unwritten_files,
-    run_threads,
 )
+from botorch_mtucb.utils.threads import run_threads
 
-# run(output, quick, progress, **options) -> summary dict (already written to output)
+# run(output, quick, progress, **options) -> summary dict (already written to output, a
+# ``RunDirectory`` when ``run_experiment`` calls it)
 ExperimentFunction = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Experiment:
     """A reproducible experiment: its name, a one-line description and its runner
-    ``run(output, quick, progress, **options) -> summary`` (``report.build_summary``).
+    ``run(output, quick, progress, **options) -> summary`` (``summary.build_summary``);
+    ``run_experiment`` passes ``output`` as the locked ``RunDirectory`` (a path-like).
 
     Example:
         >>> from botorch_mtucb.experiments.registry import load_experiments
@@ -97,7 +96,6 @@ def load_experiments() -> dict[str, Experiment]:
     return EXPERIMENTS
 
 
-SETTINGS_FILE = "experiment.json"
 # Options that only change how long a run is (tests use them): runs of another length
 # resume or extend; policies whose parameters depend on the horizon record them in
 # their run files (``settings()``), so a mismatch is refused there.
@@ -126,59 +124,44 @@ def run_settings(name: str, quick: bool, options: dict[str, Any]) -> dict[str, A
     return settings
 
 
-def _has_runs(output: Path) -> bool:
-    """Whether ``output`` holds any run file (``*.jsonl``, at any depth)."""
-    return any(output.rglob("*.jsonl"))
+def experiment_options(
+    experiment: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options an experiment accepts, with ``defaults`` where absent or ``None``.
 
-
-def _make_output(output: Path) -> None:
-    """Create the directory ``output`` (and its parents), or check that it is one."""
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"--output {output} exists and is not a directory")
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"cannot create the output directory {output}: {error}") from error
-
-
-def _claim_output(output: Path, settings: dict[str, Any]) -> bool:
-    """Check that the directory ``output`` holds a run with ``settings``, or none yet
-    (then record ``settings`` in it).
-
-    Returns:
-        Whether the settings file was written now (a new run directory).
+    Args:
+        experiment: The experiment's name (for the error message).
+        options: What the caller passed (``--data``, or sizes that tests shrink).
+        defaults: Option name -> default value: the options the experiment accepts.
 
     Raises:
-        ValueError: If ``output`` holds results of a run with other settings (resuming
-            those would mix two runs).
+        ValueError: If ``options`` holds a name that is not in ``defaults``.
+
+    Example:
+        >>> from botorch_mtucb.experiments.registry import experiment_options
+        >>> experiment_options("000-sine", {"horizon": 3}, {"horizon": 200, "repetitions": 10})
+        {'horizon': 3, 'repetitions': 10}
+        >>> experiment_options("000-sine", {"data": "x.npz"}, {"horizon": 200})
+        Traceback (most recent call last):
+        ...
+        ValueError: experiment '000-sine' takes no option(s) ['data'] (its options, keyword
+        arguments of run_experiment: ['horizon'])
     """
-    path = output / SETTINGS_FILE
-    if path.exists():
-        try:
-            stored = json.loads(path.read_text())
-        except (ValueError, OSError) as error:
-            raise ValueError(
-                f"cannot read {path} ({error}); it records the settings of the run in "
-                f"{output}: restore it, or use another --output"
-            ) from error
-        if stored != settings:
-            raise ValueError(
-                f"{output} holds results of another run ({stored}); this run is {settings}. "
-                "Use another --output or delete that directory."
-            )
-        return False
-    if _has_runs(output):
+    unknown = set(options) - set(defaults)
+    if unknown:
         raise ValueError(
-            f"{output} holds runs of unknown settings (no {SETTINGS_FILE}); use another "
-            "--output or delete that directory"
+            f"experiment {experiment!r} takes no option(s) {sorted(unknown)} (its options, "
+            f"keyword arguments of run_experiment: {sorted(defaults)})"
         )
-    path.write_text(json.dumps(settings, indent=2) + "\n")
-    return True
+    return {
+        key: default if options.get(key) is None else options[key]
+        for key, default in defaults.items()
+    }
 
 
 def unwritten_files_message(unwritten: list[tuple[Path, OSError]], output: str | Path) -> str:
-    """One line naming the result files that could not be written (``report.
-    collect_unwritten_files``), relative to ``output``, and why.
+    """One line naming the result files that could not be written
+    (``run_directory.collect_unwritten_files``), relative to ``output``, and why.
 
     Example:
         >>> import errno
@@ -215,7 +198,7 @@ def run_experiment(
 
     An interrupted run is resumed by running the same command again: ``output`` keeps
     the run's settings in ``experiment.json`` and refuses a run with other settings.
-    The run holds the lock on ``output`` throughout (``output_lock.locked_output``): a
+    The run holds the lock on ``output`` throughout (``RunDirectory.locked``): a
     second run into it is refused at once. Result files (summary, CSV, plots) that cannot
     be written, as in a read-only directory holding a finished run, are named in one
     ``UnwrittenFilesWarning`` and the summary is returned all the same.
@@ -264,41 +247,47 @@ def run_experiment(
         raise ValueError(f"unknown experiment {name!r}; known experiments: {known}")
     if str(output).strip() == "":
         raise ValueError("output must name a directory, got an empty string")
-    output = Path(output)
+    directory = RunDirectory(output)
     settings = run_settings(name, quick, options)
     threads = check_workers(threads, "threads")
     with run_threads(threads), parallel_execution(workers, ray_address, progress, threads):
-        return _run_into(experiments[name], output, settings, quick, progress, options)
+        return _run_into(experiments[name], directory, settings, quick, progress, options)
 
 
 def _run_into(
-    experiment: Any, output: Path, settings: dict, quick: bool, progress: bool, options: dict
+    experiment: Any,
+    directory: RunDirectory,
+    settings: dict,
+    quick: bool,
+    progress: bool,
+    options: dict,
 ) -> dict[str, Any]:
-    """``run_experiment``'s body: claim ``output``, run, write the results."""
-    existed = output.exists()
-    _make_output(output)
+    """``run_experiment``'s body: claim ``directory``, run, write the results."""
+    existed = directory.path.exists()
+    directory.make()
     try:
-        with locked_output(output):
-            created = _claim_output(output, settings)
+        with directory.locked():
+            created = directory.claim(settings)
             try:
                 with collect_unwritten_files() as unwritten:
                     summary = experiment.run(
-                        output=output, quick=quick, progress=progress, **options
+                        output=directory, quick=quick, progress=progress, **options
                     )
             except Exception:
-                if created and not _has_runs(output):  # nothing ran: release the directory
-                    (output / SETTINGS_FILE).unlink(missing_ok=True)
+                if created and not directory.has_runs():  # nothing ran: release it
+                    directory.settings_file.unlink(missing_ok=True)
                 raise
     except OutputLockedError:
         raise  # the directory is another run's
     except Exception:
-        if not existed and not (output / SETTINGS_FILE).exists():  # a failed start
-            remove_lock_files(output)
+        if not existed and not directory.settings_file.exists():  # a failed start
+            directory.remove_lock_files()
             with contextlib.suppress(OSError):
-                output.rmdir()  # if empty
+                directory.path.rmdir()  # if empty
         raise
     if unwritten:
-        warnings.warn(unwritten_files_message(unwritten, output), UnwrittenFilesWarning, 2)
+        message = unwritten_files_message(unwritten, directory.path)
+        warnings.warn(message, UnwrittenFilesWarning, 2)
     else:
-        print(f"results written to {output}")
+        print(f"results written to {directory}")
     return summary

@@ -1,21 +1,18 @@
 """Run several methods over repetitions and collect their curves.
 
-Layout of the run files under an experiment's output directory::
-
-    runs/<method>/rep<k>.jsonl   one line per round, written as the round ends
-
-Re-running into the same directory resumes unfinished repetitions and reuses finished
-ones (``botorch_mtucb.bandits.runner.run_policy``), under the directory's lock (one run at
-a time: ``botorch_mtucb.experiments.output_lock``). What is computed from the runs
-(``summary.json``, ``curves.csv``, tables and plots) is ``botorch_mtucb.experiments.report``.
+Each run goes to its run file in an experiment's output directory
+(``RunDirectory.run_file``: one line per round, written as the round ends). Re-running
+into the same directory resumes unfinished repetitions and reuses finished ones
+(``botorch_mtucb.bandits.runner.run_policy``), under the directory's lock (one run at a
+time: ``RunDirectory.locked``). What is computed from the runs is ``summary`` (the
+``summary.json`` schema), ``tables`` (printed tables, ``curves.csv``) and ``plots``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +20,8 @@ import numpy as np
 from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits import Environment, Policy, StepRecord, run_policy
-from botorch_mtucb.experiments.output_lock import locked_output
 from botorch_mtucb.experiments.parallel import current_executor
+from botorch_mtucb.experiments.run_directory import RunDirectory
 
 # A curve computed from one repetition's records and its environment: T values.
 CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
@@ -52,8 +49,7 @@ class Method:
     """A named method: builds a fresh policy and environment for repetition ``rep``.
 
     Args:
-        name: The method's name (its run files go to ``runs/<name>/``, characters
-            other than letters, digits and ``_.+-`` replaced by ``_``).
+        name: The method's name (its run files: ``RunDirectory.run_file``).
         make_policy: ``rep -> Policy``, a new policy for repetition ``rep``.
         make_environment: ``rep -> Environment``; repetition ``rep`` of every method
             should get the same environment (common random numbers).
@@ -118,15 +114,6 @@ def cumulative_regret_curve(records: Sequence[StepRecord], environment: Environm
     return np.cumsum([record.regret for record in records])
 
 
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
-
-
-def _run_file_for(output: Path) -> Callable[[Method, int], Path]:
-    """``(method, rep) -> output/runs/<method>/rep<rep>.jsonl``."""
-    return lambda method, rep: output / "runs" / _safe_name(method.name) / f"rep{rep}.jsonl"
-
-
 def _collect(
     result: MethodResult,
     records: Sequence[StepRecord],
@@ -148,7 +135,7 @@ def run_methods(
     methods: Sequence[Method],
     horizon: int,
     repetitions: int,
-    output: str | Path,
+    output: str | Path | RunDirectory,
     seed: int = 0,
     curve_functions: Mapping[str, CurveFunction] | None = None,
     progress: bool = True,
@@ -157,8 +144,8 @@ def run_methods(
 
     Repetition ``rep`` of every method uses the same seed, hence the same contexts and
     noise; repetitions run in the outer loop, methods in the inner one. Each run is
-    written to ``output/runs/<method>/rep<rep>.jsonl`` as it goes and resumed from there,
-    while this thread holds the lock on ``output`` (``locked_output``). Inside
+    written to its run file (``RunDirectory.run_file``) as it goes and resumed from
+    there, while this thread holds the lock on ``output`` (``RunDirectory.locked``). Inside
     ``parallel.parallel_execution`` the unfinished runs are first computed by its workers
     (the files they return are written here), then read back as above.
 
@@ -194,20 +181,17 @@ def run_methods(
         >>> results["Random"].curves["cumulative_regret"].shape
         (2, 5)
     """
-    output = Path(output)
+    directory = RunDirectory(output)
     curve_functions = {"cumulative_regret": cumulative_regret_curve, **(curve_functions or {})}
     results = {method.name: MethodResult(method.name) for method in methods}
-    executor = current_executor()
-    with locked_output(output):  # one run at a time in a directory
-        if executor is not None:  # the unfinished runs on its workers, then read back below
-            executor.run(methods, horizon, repetitions, output, seed, _run_file_for(output))
-            progress = False
+    with _writing([(methods, horizon, repetitions, directory)], seed) as computed:
+        progress = progress and not computed  # the workers ran them: read back below
         bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
         for rep in range(repetitions):
             for method in methods:
                 environment = method.make_environment(rep)
                 policy = method.make_policy(rep)
-                path = _run_file_for(output)(method, rep)
+                path = directory.run_file(method.name, rep)
                 bar.set_postfix_str(f"{method.name} rep {rep}")
                 records = run_policy(
                     policy,
@@ -228,7 +212,9 @@ def run_methods(
     return results
 
 
-def prefetch(calls: Sequence[tuple[Sequence[Method], int, int, str | Path]], seed: int = 0) -> None:
+def prefetch(
+    calls: Sequence[tuple[Sequence[Method], int, int, str | Path | RunDirectory]], seed: int = 0
+) -> None:
     """In a parallel run, compute the runs of several later ``run_methods(methods, horizon,
     repetitions, output, seed)`` calls at once, given as ``(methods, horizon,
     repetitions, output)``: their units go out together, with no barrier between the
@@ -246,15 +232,29 @@ def prefetch(calls: Sequence[tuple[Sequence[Method], int, int, str | Path]], see
         ...     "Random", lambda rep: RandomPolicy(), lambda rep: KernelBanditEnvironment(f, 0.1, 10))
         >>> prefetch([([method], 5, 2, tempfile.mkdtemp())])  # serial: nothing to do
     """
-    executor = current_executor()
-    if executor is None:
+    if current_executor() is None:
         return
+    with _writing(calls, seed):
+        pass
+
+
+@contextlib.contextmanager
+def _writing(
+    calls: Sequence[tuple[Sequence[Method], int, int, str | Path | RunDirectory]], seed: int
+) -> Iterator[bool]:
+    """Hold the lock of every call's directory for the block (the one place this module
+    takes it); in a parallel run, first compute the calls' unfinished runs on the
+    executor's workers. Yields whether they were computed there."""
+    executor = current_executor()
+    directories = [RunDirectory(call[3]) for call in calls]
     with contextlib.ExitStack() as stack:
-        for output in dict.fromkeys(Path(call[3]) for call in calls):
-            stack.enter_context(locked_output(output))
-        executor.run_calls(
-            [
-                (methods, horizon, repetitions, seed, _run_file_for(Path(output)))
-                for methods, horizon, repetitions, output in calls
-            ]
-        )
+        for directory in dict.fromkeys(directories):  # one run at a time in a directory
+            stack.enter_context(directory.locked())
+        if executor is not None:
+            executor.run_calls(
+                [
+                    (methods, horizon, repetitions, seed, directory)
+                    for (methods, horizon, repetitions, _), directory in zip(calls, directories)
+                ]
+            )
+        yield executor is not None

@@ -19,7 +19,7 @@ from tiny_problem import TinyProblem
 
 from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
 from botorch_mtucb.bandits import run_file as run_file_module
-from botorch_mtucb.bandits.run_file import RunFile, RunFileWarning, write_atomically
+from botorch_mtucb.bandits.run_file import RunFile, RunFileWarning
 
 HORIZON = 10
 TESTS = Path(__file__).resolve().parents[1]
@@ -270,12 +270,6 @@ def test_run_file_api(tmp_path):
     assert [asdict(r) for r in RunFile(path, {"policy": "p", "seed": 0}).read()] == [asdict(record)]
     with pytest.raises(ValueError, match="different run"):
         RunFile(path, {"policy": "q", "seed": 0}).read()
-    target = tmp_path / "data.bin"
-    write_atomically(target, b"abc", mode=0o640)
-    assert target.read_bytes() == b"abc" and target.stat().st_mode & 0o777 == 0o640
-    with pytest.raises(FileNotFoundError) as error:
-        write_atomically(tmp_path / "missing" / "x", b"")
-    assert error.value.filename == str(tmp_path / "missing" / "x")
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from botorch_mtucb.benchmarks.botorch_loop import (
     LoopSettings,
     load_run,
     measure,
+    plot,
     run_loop,
     table,
 )
@@ -94,3 +95,21 @@ def test_command_line_quick_subset(tmp_path, capsys):
     assert (tmp_path / "regret.png").exists()
     with pytest.raises(SystemExit):
         main(["benchmark", "botorch-loop", "--seeds", "0"])
+
+
+def test_plot_leaves_the_users_backend_and_pyplot_alone(tmp_path):
+    # A notebook user's backend must not be switched by library code (it was set to Agg).
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    matplotlib.use("pdf")
+    try:
+        figures = plt.get_fignums()
+        runs = [LoopRun("branin", "random", s, [1.0, 0.5, 0.1], 0.01, None, {}) for s in (0, 1)]
+        plot(runs, ["branin"], ["random"], tmp_path / "regret.png")
+        assert (tmp_path / "regret.png").read_bytes()[:4] == b"\x89PNG"
+        assert matplotlib.get_backend() == "pdf"
+        assert plt.get_fignums() == figures
+    finally:
+        matplotlib.use(before)

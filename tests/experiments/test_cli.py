@@ -15,7 +15,8 @@ from botorch_mtucb.bandits.run_file import RunFileWarning
 from botorch_mtucb.experiments import cli
 from botorch_mtucb.experiments.paper000 import experiments as paper000
 from botorch_mtucb.experiments.paper000.scalarized import Setting
-from botorch_mtucb.experiments.report import UnwrittenFilesWarning, check_summary
+from botorch_mtucb.experiments.run_directory import UnwrittenFilesWarning
+from botorch_mtucb.experiments.summary import check_summary
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from botorch_mtucb.experiments.paper000.methods import (
     martingale_mixture_norm_bound,
 )
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
-from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.experiments.summary import check_summary
 from botorch_mtucb.problems import (
     MultiTaskProblem,
     light_sensor_problem,

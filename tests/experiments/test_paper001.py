@@ -10,7 +10,7 @@ import pytest
 
 from botorch_mtucb.experiments.paper001.methods import ACTIVE_METHODS, CMM_METHODS, ONLINE_METHODS
 from botorch_mtucb.experiments.registry import run_experiment
-from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.experiments.summary import check_summary
 from botorch_mtucb.problems.mhc import default_mhc_path
 
 TINY = {"horizon": 4, "repetitions": 1, "b_grid": (0.1, 1.0)}

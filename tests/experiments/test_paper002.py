@@ -10,7 +10,7 @@ import pytest
 
 from botorch_mtucb.experiments.paper002 import configs, methods
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
-from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.experiments.summary import check_summary
 
 
 def test_registered_experiments():

@@ -675,7 +675,7 @@ class _InlineBackend:
         return [handles[0]]
 
     def result(self, handle):
-        from botorch_mtucb.experiments.parallel import run_unit
+        from botorch_mtucb.experiments.units import run_unit
 
         self.in_flight.remove(handle)
         return run_unit(*handle)

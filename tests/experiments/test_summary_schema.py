@@ -1,5 +1,5 @@
 """Every registered experiment writes ``summary.json`` in the one schema
-(``botorch_mtucb.experiments.report``), run at the smallest sizes its options allow."""
+(``botorch_mtucb.experiments.summary``), run at the smallest sizes its options allow."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
-from botorch_mtucb.experiments.report import check_summary
+from botorch_mtucb.experiments.summary import check_summary
 
 SCALARIZED = {"horizon": 2, "repetitions": 1}
 TASK_INDEXED = {"horizon": 2, "repetitions": 1, "b_grid": (0.1,)}

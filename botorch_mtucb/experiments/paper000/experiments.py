@@ -42,18 +42,17 @@ from botorch_mtucb.experiments.paper000.scalarized import (
     scalarized_settings,
     write_and_print,
 )
+from botorch_mtucb.experiments.plots import save_curves_plot
 from botorch_mtucb.experiments.registry import register
-from botorch_mtucb.experiments.report import (
+from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.experiments.runs import Method, MethodResult, run_methods
+from botorch_mtucb.experiments.summary import (
     build_summary,
-    combine_curves_csv,
     final_statistics,
-    pinned_threads,
     problem_summary,
-    save_curves_plot,
-    write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.experiments.runs import Method, MethodResult, run_methods
+from botorch_mtucb.experiments.tables import combine_curves_csv, write_curves_csv
 from botorch_mtucb.problems import (
     MultiTaskProblem,
     light_sensor_problem,
@@ -62,6 +61,7 @@ from botorch_mtucb.problems import (
     shifted_branin_problem,
     similarity_problem,
 )
+from botorch_mtucb.utils.threads import pinned_threads
 
 SYNTHETIC_SETTING = Setting(horizon=200, repetitions=10, quick_horizon=60, quick_repetitions=3)
 SENSOR_SETTING = Setting(horizon=800, repetitions=10, quick_horizon=200, quick_repetitions=3)
@@ -70,7 +70,9 @@ SENSOR_SETTING = Setting(horizon=800, repetitions=10, quick_horizon=200, quick_r
 @register(
     "sensor-main", "the main job: MT-KB vs IT-KB and MT-CMM-UCB on the real light-sensor data"
 )
-def sensor_main(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+def sensor_main(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options: Any
+) -> dict:
     """The main job (``python -m botorch_mtucb run``): ``MAIN_JOB_METHODS`` (MT-KB,
     IT-KB, MT-CMM-UCB) on the light-sensor data, 800 rounds, 10 repetitions
     (``SENSOR_SETTING``).
@@ -110,7 +112,12 @@ def _register_figure_1(
     setting: Setting,
     title: str,
 ) -> None:
-    def run(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+    def run(
+        output: str | Path | RunDirectory,
+        quick: bool = False,
+        progress: bool = True,
+        **options: Any,
+    ) -> dict:
         sizes = setting.sizes(name, quick, options)
         summary, _ = run_scalarized_experiment(
             name, label, make_problem, sizes, output, quick, progress, title=title
@@ -180,7 +187,9 @@ def similarity_label(omega: float) -> str:
 
 
 @register("000-similarity", "paper 000 Fig. 1(a): MT-KB's regret as the task similarity varies")
-def similarity(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+def similarity(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options: Any
+) -> dict:
     """Figure 1 (a): MT-KB on RKHS functions for ``Gamma_omega``, ``omega`` in
     ``SIMILARITY_OMEGAS`` (``n = 10`` tasks, Chebyshev scalarization); one problem
     ``"similarity"`` whose methods are MT-KB at each ``omega``.
@@ -199,6 +208,7 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
         [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     """
     horizon, repetitions = SYNTHETIC_SETTING.sizes("000-similarity", quick, options)
+    directory = RunDirectory(output)
     environments: dict[tuple[float, int], ScalarizedEnvironment] = {}
 
     def environment_for(omega: float, rep: int) -> ScalarizedEnvironment:
@@ -221,7 +231,7 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
             methods,
             horizon,
             repetitions,
-            output,
+            directory,
             curve_functions={"bayes_regret": bayes_regret},
             progress=progress,
         )
@@ -235,11 +245,11 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
         scalarized_settings(horizon, repetitions, quick, "chebyshev"),
         {"similarity": entry},
     )
-    write_curves_csv(results, output / "curves.csv")
+    write_curves_csv(results, directory.curves_file)
     save_curves_plot(
         results,
         "cumulative_regret",
-        output / "average_cumulative_regret.png",
+        directory.curve_plot_file("cumulative_regret", time_average=True),
         title=f"MT-KB, tasks with varying similarity (n = {SIMILARITY_TASKS})",
         ylabel="R_C(t) / t",
         time_average=True,
@@ -251,9 +261,9 @@ def similarity(output: Path, quick: bool = False, progress: bool = True, **optio
         )
     )
     plot_regret_against_omega(
-        SIMILARITY_OMEGAS, means, stds, horizon, output / "regret_against_omega.png"
+        SIMILARITY_OMEGAS, means, stds, horizon, directory.plot_file("regret_against_omega")
     )
-    write_and_print("000-similarity", summary, output, "similarity")
+    write_and_print("000-similarity", summary, directory, "similarity")
     return summary
 
 
@@ -266,7 +276,7 @@ PANEL_PROBLEMS: dict[str, tuple[Callable[[int], MultiTaskProblem], str]] = {
 
 def run_panels(
     name: str,
-    output: Path,
+    output: str | Path | RunDirectory,
     quick: bool,
     progress: bool,
     scalarization: str,
@@ -298,6 +308,7 @@ def run_panels(
         ['rkhs-2', 'sine']
     """
     sizes = SYNTHETIC_SETTING.sizes(name, quick, options)
+    directory = RunDirectory(output)
     entries: dict[str, dict[str, Any]] = {}
     results: dict[str, dict[str, MethodResult]] = {}
     for label, (make_problem, title) in PANEL_PROBLEMS.items():
@@ -306,7 +317,7 @@ def run_panels(
             label,
             make_problem,
             sizes,
-            output / label,
+            directory.sub(label),
             quick,
             progress,
             scalarization=scalarization,
@@ -315,15 +326,15 @@ def run_panels(
         entries[label] = panel_summary["problems"][label]
     settings = {**scalarized_settings(*sizes, quick, scalarization), "curve": curve}
     summary = build_summary(name, settings, entries)
-    write_summary(summary, output / "summary.json")
+    write_summary(summary, directory.summary_file)
     combine_curves_csv(
-        {label: output / label / "curves.csv" for label in PANEL_PROBLEMS},
-        output / "curves.csv",
+        {label: directory.sub(label).curves_file for label in PANEL_PROBLEMS},
+        directory.curves_file,
         column="panel",
     )
     plot_panels(
         {PANEL_PROBLEMS[label][1]: panel for label, panel in results.items()},
-        output / f"{name.removeprefix('000-')}.png",
+        directory.plot_file(name.removeprefix("000-")),
         curve,
         ylabel,
         time_average,
@@ -333,7 +344,9 @@ def run_panels(
 
 
 @register("000-linear", "paper 000 Fig. 2: linear scalarization (RKHS function, perturbed sine)")
-def linear(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+def linear(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options: Any
+) -> dict:
     """Figure 2: time-average cumulative regret with the linear scalarization.
 
     Example:
@@ -363,7 +376,7 @@ def linear(output: Path, quick: bool = False, progress: bool = True, **options: 
 
 @register("000-bayes-regret", "paper 000 Fig. 3: Bayes regret (RKHS function, perturbed sine)")
 def bayes_regret_experiment(
-    output: Path, quick: bool = False, progress: bool = True, **options: Any
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options: Any
 ) -> dict:
     """Figure 3: the Bayes regret ``R_B(t)`` with the Chebyshev scalarization.
 

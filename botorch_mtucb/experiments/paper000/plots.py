@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from botorch_mtucb.experiments.report import plot_curves, save_figure
+from botorch_mtucb.experiments.plots import plot_curves, save_figure
 from botorch_mtucb.experiments.runs import MethodResult
 
 

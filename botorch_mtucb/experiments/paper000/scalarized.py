@@ -19,20 +19,20 @@ import torch
 
 from botorch_mtucb.bandits import ScalarizedEnvironment, StepRecord
 from botorch_mtucb.experiments.paper000.methods import METHOD_BUILDERS
-from botorch_mtucb.experiments.report import (
+from botorch_mtucb.experiments.plots import save_curves_plot
+from botorch_mtucb.experiments.registry import experiment_options
+from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.experiments.runs import Method, MethodResult, method_cost, run_methods
+from botorch_mtucb.experiments.summary import (
     build_summary,
-    experiment_options,
     final_statistics,
     method_summary,
-    method_table,
-    pinned_threads,
     problem_summary,
-    save_curves_plot,
-    write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.experiments.runs import Method, MethodResult, method_cost, run_methods
+from botorch_mtucb.experiments.tables import method_table, write_curves_csv
 from botorch_mtucb.problems import MultiTaskProblem
+from botorch_mtucb.utils.threads import pinned_threads
 
 
 @dataclass
@@ -146,7 +146,9 @@ def scalarized_settings(
     }
 
 
-def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str) -> None:
+def write_and_print(
+    name: str, summary: dict[str, Any], output: str | Path | RunDirectory, label: str
+) -> None:
     """Write ``summary.json`` into ``output`` and print the table of problem ``label``.
 
     Example:
@@ -154,7 +156,7 @@ def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str
         >>> from pathlib import Path
         >>> from botorch_mtucb.experiments.paper000.scalarized import (
         ...     scalarized_settings, write_and_print)
-        >>> from botorch_mtucb.experiments.report import build_summary, problem_summary
+        >>> from botorch_mtucb.experiments.summary import build_summary, problem_summary
         >>> entry = {"cumulative_regret_mean": 6.0, "cumulative_regret_std": 1.0,
         ...          "bayes_regret_mean": 0.0, "bayes_regret_std": 0.0, "seconds_per_step": 0.01}
         >>> summary = build_summary("demo", scalarized_settings(60, 1, True, "linear"),
@@ -164,7 +166,7 @@ def write_and_print(name: str, summary: dict[str, Any], output: Path, label: str
         demo: T = 60, 1 repetitions (linear scalarization)
         ...
     """
-    write_summary(summary, output / "summary.json")
+    write_summary(summary, RunDirectory(output).summary_file)
     settings = summary["settings"]
     horizon, repetitions, scalarization = (
         settings["horizon"],
@@ -180,7 +182,7 @@ def run_scalarized_experiment(
     label: str,
     make_problem: Callable[[int], MultiTaskProblem],
     sizes: tuple[int, int],
-    output: Path,
+    output: str | Path | RunDirectory,
     quick: bool,
     progress: bool,
     methods: Sequence[str] | None = None,
@@ -210,6 +212,7 @@ def run_scalarized_experiment(
         ['MT-KB']
     """
     horizon, repetitions = sizes
+    directory = RunDirectory(output)
     problems: dict[int, MultiTaskProblem] = {}
     environments: dict[int, ScalarizedEnvironment] = {}
 
@@ -237,7 +240,7 @@ def run_scalarized_experiment(
             method_list,
             horizon,
             repetitions,
-            output,
+            directory,
             curve_functions={"bayes_regret": bayes_regret},
             progress=progress,
         )
@@ -250,15 +253,17 @@ def run_scalarized_experiment(
     summary = build_summary(
         name, scalarized_settings(horizon, repetitions, quick, scalarization), {label: entry}
     )
-    write_curves_csv(results, output / "curves.csv")
+    write_curves_csv(results, directory.curves_file)
     save_curves_plot(
         results,
         "cumulative_regret",
-        output / "average_cumulative_regret.png",
+        directory.curve_plot_file("cumulative_regret", time_average=True),
         title=title,
         ylabel="R_C(t) / t",
         time_average=True,
     )
-    save_curves_plot(results, "bayes_regret", output / "bayes_regret.png", title, "R_B(t)")
-    write_and_print(name, summary, output, label)
+    save_curves_plot(
+        results, "bayes_regret", directory.curve_plot_file("bayes_regret"), title, "R_B(t)"
+    )
+    write_and_print(name, summary, directory, label)
     return summary, results

@@ -1,3 +1,3 @@
 """Paper 001's experiments; importing this package registers them."""
 
-from botorch_mtucb.experiments.paper001 import experiments  # noqa: F401
+from botorch_mtucb.experiments.paper001 import experiments, widths  # noqa: F401

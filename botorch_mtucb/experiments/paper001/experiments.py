@@ -1,6 +1,6 @@
 """Paper 001's experiments (Sessa et al. 2023, Section 5, Figures 2-4, Appendix D).
 
-* ``001-widths``: Figure 2, the widths of Theorem 1 against ``b``.
+* ``001-widths``: Figure 2, the widths of Theorem 1 against ``b`` (``widths``).
 * ``001-synthetic-online`` / ``001-synthetic-active``: Figure 3 (a) and Appendix D
   (Figure 4): ``N in {3, 5, 10}``, deviation weight ``delta in {0.2, 0.4}``, ``d = 4``,
   linear kernel, unit noise, horizon ``T = 5 N d`` (as in the authors' reference
@@ -29,14 +29,13 @@ the exact bound costs tens of times MT-UCB's round) or ``"off"``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from botorch_mtucb.confidence import multitask_regularization, multitask_widths
+from botorch_mtucb.confidence import multitask_regularization
 from botorch_mtucb.experiments.paper001.methods import (
     ACTIVE_METHODS,
     CMM_METHODS,
@@ -44,32 +43,31 @@ from botorch_mtucb.experiments.paper001.methods import (
     ONLINE_METHODS,
     make_method,
 )
-from botorch_mtucb.experiments.paper001.plots import WIDTH_NAMES, plot_widths
 from botorch_mtucb.experiments.paper001.settings import (
     SYNTHETIC_DIM,
     Setting,
     mhc_setting,
     synthetic_setting,
 )
-from botorch_mtucb.experiments.registry import register
-from botorch_mtucb.experiments.report import (
+from botorch_mtucb.experiments.plots import save_curves_plot
+from botorch_mtucb.experiments.registry import experiment_options, register
+from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.experiments.runs import MethodResult, run_methods
+from botorch_mtucb.experiments.summary import (
     build_summary,
-    experiment_options,
     final_statistics,
     method_summary,
-    method_table,
-    pinned_threads,
     problem_summary,
-    save_curves_plot,
-    write_curves_csv,
     write_summary,
 )
-from botorch_mtucb.experiments.runs import MethodResult, run_methods
+from botorch_mtucb.experiments.tables import method_table, write_curves_csv
 from botorch_mtucb.problems.mhc import MHC_RKHS_NORM_BOUND, MHC_TASK_DEVIATION
 from botorch_mtucb.utils.checks import check_choice
+from botorch_mtucb.utils.threads import pinned_threads
 
 B_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 CMM_CHOICES = ("sweep", "chosen", "off")  # which b MT-CMM runs for (module docstring)
+SWEEP_FOLDER = "b_sweep"  # the sub-directory of the b sweeps' runs
 SYNTHETIC_CONFIGURATIONS = tuple((n, w) for n in (3, 5, 10) for w in (0.2, 0.4))
 MHC_HORIZON = 600
 
@@ -83,7 +81,7 @@ def sweep_b(
     b_grid: Sequence[float],
     horizon: int,
     repetitions: int,
-    output: Path,
+    output: str | Path | RunDirectory,
     progress: bool,
 ) -> tuple[float, dict[str, float], dict[str, MethodResult]]:
     """Section 5's b sweep: MT-UCB (improved widths) for each ``b`` of ``b_grid``, run
@@ -104,7 +102,8 @@ def sweep_b(
         (True, ['0.1', '1'])
     """
     methods = [make_method("MT-UCB", setting, b, active=False, label=_b_label(b)) for b in b_grid]
-    results = run_methods(methods, horizon, repetitions, output / "b_sweep", progress=progress)
+    sweep = RunDirectory(output).sub(SWEEP_FOLDER)
+    results = run_methods(methods, horizon, repetitions, sweep, progress=progress)
     means = {
         f"{b:g}": final_statistics(results[_b_label(b)], "cumulative_regret")[0] for b in b_grid
     }
@@ -122,7 +121,7 @@ def sweep_cmm(
     b_grid: Sequence[float],
     horizon: int,
     repetitions: int,
-    output: Path,
+    output: str | Path | RunDirectory,
     progress: bool,
 ) -> tuple[float, dict[str, float], dict[str, MethodResult]]:
     """MT-CMM-UCB (or MT-CMM-AL if ``active``) for ``b = 0`` and each ``b`` of
@@ -147,7 +146,8 @@ def sweep_cmm(
     grid = (0.0, *(b for b in b_grid if b != 0))
     name = CMM_METHODS[active]
     methods = [make_method(name, setting, b, active, label=_cmm_label(active, b)) for b in grid]
-    results = run_methods(methods, horizon, repetitions, output / "b_sweep", progress=progress)
+    sweep = RunDirectory(output).sub(SWEEP_FOLDER)
+    results = run_methods(methods, horizon, repetitions, sweep, progress=progress)
     means = {
         f"{b:g}": final_statistics(results[_cmm_label(active, b)], "cumulative_regret")[0]
         for b in grid
@@ -162,7 +162,7 @@ def run_setting(
     horizon: int,
     repetitions: int,
     b_grid: Sequence[float],
-    output: Path,
+    output: str | Path | RunDirectory,
     progress: bool,
     title: str,
     cmm: str = "sweep",
@@ -196,8 +196,11 @@ def run_setting(
         True
     """
     cmm = check_choice(cmm, "cmm", CMM_CHOICES)
-    output.mkdir(parents=True, exist_ok=True)
-    b, sweep_means, sweep_results = sweep_b(setting, b_grid, horizon, repetitions, output, progress)
+    directory = RunDirectory(output)
+    directory.path.mkdir(parents=True, exist_ok=True)
+    b, sweep_means, sweep_results = sweep_b(
+        setting, b_grid, horizon, repetitions, directory, progress
+    )
     names = ACTIVE_METHODS if active else ONLINE_METHODS
     results: dict[str, MethodResult] = {}
     to_run = []
@@ -208,20 +211,21 @@ def run_setting(
             results[name] = result
         else:
             to_run.append(make_method(name, setting, b, active))
-    results.update(run_methods(to_run, horizon, repetitions, output, progress=progress))
+    results.update(run_methods(to_run, horizon, repetitions, directory, progress=progress))
     results = {name: results[name] for name in names}
     extra: dict[str, Any] = {}
     if cmm != "off":
         cmm_grid = b_grid if cmm == "sweep" else (b,)
         cmm_b, cmm_means, cmm_results = sweep_cmm(
-            setting, active, cmm_grid, horizon, repetitions, output, progress
+            setting, active, cmm_grid, horizon, repetitions, directory, progress
         )
         for label in dict.fromkeys((_cmm_label(active, cmm_b), _cmm_label(active, 0.0))):
             results[label] = cmm_results[label]
         extra = {"cmm_b": cmm_b, "cmm_b_sweep": cmm_means}
-    write_curves_csv(results, output / "curves.csv")
+    write_curves_csv(results, directory.curves_file)
     ylabel = "active learning regret" if active else "multitask regret (eq. 6)"
-    save_curves_plot(results, "cumulative_regret", output / "cumulative_regret.png", title, ylabel)
+    regret_plot = directory.curve_plot_file("cumulative_regret")
+    save_curves_plot(results, "cumulative_regret", regret_plot, title, ylabel)
     return problem_summary(
         {name: method_summary(result) for name, result in results.items()},
         b=b,
@@ -266,7 +270,9 @@ def _sizes(
 
 
 # ---------------------------------------------------------------- experiments
-def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options) -> dict:
+def _synthetic(
+    output: str | Path | RunDirectory, quick: bool, progress: bool, active: bool, options
+) -> dict:
     kind = "active" if active else "online"
     name = f"001-synthetic-{kind}"
     defaults = {
@@ -277,6 +283,7 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
     chosen = _sizes(name, options, defaults, quick)
     repetitions = int(chosen["repetitions"])
     b_grid = tuple(float(b) for b in chosen["b_grid"])
+    directory = RunDirectory(output)
     problems: dict[str, dict[str, Any]] = {}
     with pinned_threads():
         for num_tasks, weight in chosen["configurations"]:
@@ -289,7 +296,7 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
                 horizon,
                 repetitions,
                 b_grid,
-                output / f"N{num_tasks}_delta{weight}",
+                directory.sub(f"N{num_tasks}_delta{weight}"),
                 progress,
                 title,
                 chosen["cmm"],
@@ -309,11 +316,13 @@ def _synthetic(output: Path, quick: bool, progress: bool, active: bool, options)
     settings = {"quick": quick, "repetitions": repetitions, "delta": DELTA, "b_grid": b_grid,
                 "cmm": chosen["cmm"]}  # fmt: skip
     summary = build_summary(name, settings, problems)
-    write_summary(summary, output / "summary.json")
+    write_summary(summary, directory.summary_file)
     return summary
 
 
-def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> dict:
+def _mhc(
+    output: str | Path | RunDirectory, quick: bool, progress: bool, active: bool, options
+) -> dict:
     kind = "active" if active else "online"
     name = f"001-mhc-{kind}"
     defaults = {"data": None, "horizon": 300 if quick else MHC_HORIZON, "repetitions": 5}
@@ -348,13 +357,15 @@ def _mhc(output: Path, quick: bool, progress: bool, active: bool, options) -> di
         "cmm": chosen["cmm"],
     }
     summary = build_summary(name, settings, {setting.name: entry})
-    write_summary(summary, output / "summary.json")
+    write_summary(summary, RunDirectory(output).summary_file)
     print_table(entry, title)
     return summary
 
 
 @register("001-synthetic-online", "paper 001 Fig. 3a / App. D: MT-UCB vs baselines, synthetic")
-def synthetic_online(output: Path, quick: bool = False, progress: bool = True, **options) -> dict:
+def synthetic_online(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options
+) -> dict:
     """Online learning on the synthetic tasks (``--quick``: ``N = 5``, ``delta = 0.4``,
     2 repetitions); one problem per ``(N, delta)``.
 
@@ -369,11 +380,13 @@ def synthetic_online(output: Path, quick: bool = False, progress: bool = True, *
         >>> list(summary["problems"])
         ['N=3,delta=0.2']
     """
-    return _synthetic(Path(output), quick, progress, False, options)
+    return _synthetic(output, quick, progress, False, options)
 
 
 @register("001-synthetic-active", "paper 001 App. D: MT-AL vs baselines, synthetic")
-def synthetic_active(output: Path, quick: bool = False, progress: bool = True, **options) -> dict:
+def synthetic_active(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options
+) -> dict:
     """Active learning on the synthetic tasks (``--quick``: ``N = 5``, ``delta = 0.4``).
 
     Example:
@@ -387,11 +400,13 @@ def synthetic_active(output: Path, quick: bool = False, progress: bool = True, *
         >>> list(summary["problems"]["N=3,delta=0.2"]["methods"])[:2]
         ['MT-AL', 'MT-AL-naive']
     """
-    return _synthetic(Path(output), quick, progress, True, options)
+    return _synthetic(output, quick, progress, True, options)
 
 
 @register("001-mhc-online", "paper 001 Sec. 5: MT-UCB vs baselines on MHC-I (--data)")
-def mhc_online(output: Path, quick: bool = False, progress: bool = True, **options) -> dict:
+def mhc_online(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options
+) -> dict:
     """Online learning on MHC-I (``--quick``: ``T = 300``; 5 repetitions in both modes).
 
     Example:
@@ -404,11 +419,13 @@ def mhc_online(output: Path, quick: bool = False, progress: bool = True, **optio
         >>> summary["problems"]["mhc"]["num_tasks"]
         5
     """
-    return _mhc(Path(output), quick, progress, False, options)
+    return _mhc(output, quick, progress, False, options)
 
 
 @register("001-mhc-active", "paper 001 Fig. 3b: MT-AL vs baselines on MHC-I (--data)")
-def mhc_active(output: Path, quick: bool = False, progress: bool = True, **options) -> dict:
+def mhc_active(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options
+) -> dict:
     """Active learning on MHC-I (``--quick``: ``T = 300``; 5 repetitions in both modes).
 
     Example:
@@ -421,95 +438,4 @@ def mhc_active(output: Path, quick: bool = False, progress: bool = True, **optio
         >>> summary["settings"]["horizon"]
         2
     """
-    return _mhc(Path(output), quick, progress, True, options)
-
-
-# ------------------------------------------------------------------- Figure 2
-WIDTH_PANELS = {"noise_free": 1e-9, "unit_noise": 1.0}  # panel -> noise_std
-
-
-@register("001-widths", "paper 001 Fig. 2: naive, small-b, large-b and new widths against b")
-def widths_figure(output: Path, quick: bool = False, progress: bool = True, **options) -> dict:
-    """Figure 2: ``B = 1``, ``epsilon = 0.4``, ``N = 20``, ``t = 4``, ``gamma = 0`` and
-    ``lambda = (N + b) / (N + bN)``, for ``b`` on a log grid from 1e-3 to 1e4.
-
-    Two panels (two problems of ``summary.json``, without methods): the noise-free limit
-    (``noise_std -> 0``: only the bias parts of the widths remain, in units of ``B``),
-    where the ``sqrt(N)`` gains at both ends are exact, and unit noise with
-    ``delta = 0.01`` (the ``ln(1/delta)`` terms added). Writes ``widths.csv`` and
-    ``widths.png``.
-
-    Example:
-        >>> import tempfile
-        >>> from pathlib import Path
-        >>> from botorch_mtucb.experiments.paper001.experiments import widths_figure
-        >>> summary = widths_figure(Path(tempfile.mkdtemp()))  # doctest: +ELLIPSIS
-        paper 001, Figure 2: widths for N = 20, b in [0.001, 10000]
-        ...
-        >>> summary["problems"]["noise_free"]["new_below_naive_everywhere"]
-        True
-    """
-    num_tasks = int(experiment_options("001-widths", options, {"num_tasks": 20})["num_tasks"])
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
-    grid = np.logspace(-3, 4, 141)
-    curves: dict[str, dict[str, list[float]]] = {}
-    for panel, noise_std in WIDTH_PANELS.items():
-        curves[panel] = {name: [] for name in WIDTH_NAMES}
-        for b in grid:
-            widths = multitask_widths(
-                num_tasks,
-                float(b),
-                1.0,
-                0.4,
-                multitask_regularization(num_tasks, float(b)),
-                DELTA,
-                0.0,
-                0.0,
-                4,
-                noise_std=noise_std,
-            )
-            for name in WIDTH_NAMES:
-                curves[panel][name].append(float(widths[name]))
-    with (output / "widths.csv").open("w") as handle:
-        columns = [f"{panel}_{name}" for panel in WIDTH_PANELS for name in WIDTH_NAMES]
-        handle.write("b," + ",".join(columns) + "\n")
-        for k, b in enumerate(grid):
-            values = [curves[panel][name][k] for panel in WIDTH_PANELS for name in WIDTH_NAMES]
-            handle.write(f"{b:.6g}," + ",".join(f"{v:.6g}" for v in values) + "\n")
-    plot_widths(grid, curves, num_tasks, output / "widths.png")
-    problems = {
-        panel: problem_summary(
-            {},
-            noise_std=noise_std,
-            ratio_naive_over_new_at_b_min=curves[panel]["naive"][0] / curves[panel]["new"][0],
-            ratio_naive_over_new_at_b_max=curves[panel]["naive"][-1] / curves[panel]["new"][-1],
-            new_below_naive_everywhere=all(
-                new <= naive * (1 + 1e-12)
-                for new, naive in zip(curves[panel]["new"], curves[panel]["naive"])
-            ),
-        )
-        for panel, noise_std in WIDTH_PANELS.items()
-    }
-    settings = {
-        "num_tasks": num_tasks,
-        "b_min": float(grid[0]),
-        "b_max": float(grid[-1]),
-        "sqrt_num_tasks": math.sqrt(num_tasks),
-        "rkhs_norm_bound": 1.0,
-        "task_deviation": 0.4,
-        "t": 4,
-        "delta": DELTA,
-    }
-    summary = build_summary("001-widths", settings, problems)
-    write_summary(summary, output / "summary.json")
-    free = problems["noise_free"]
-    everywhere = all(problem["new_below_naive_everywhere"] for problem in problems.values())
-    print(f"paper 001, Figure 2: widths for N = {num_tasks}, b in [{grid[0]:g}, {grid[-1]:g}]")
-    print(
-        "naive / new in the noise-free limit: "
-        f"{free['ratio_naive_over_new_at_b_min']:.3f} at b = {grid[0]:g}, "
-        f"{free['ratio_naive_over_new_at_b_max']:.3f} at b = {grid[-1]:g} "
-        f"(sqrt(N) = {math.sqrt(num_tasks):.3f}); new <= naive everywhere: {everywhere}"
-    )
-    return summary
+    return _mhc(output, quick, progress, True, options)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from botorch_mtucb.experiments.report import save_figure
+from botorch_mtucb.experiments.plots import save_figure
 
 # The widths of ``botorch_mtucb.confidence.multitask_widths`` drawn in Figure 2.
 WIDTH_NAMES = ("naive", "small_b", "large_b", "new")

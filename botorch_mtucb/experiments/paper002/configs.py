@@ -127,14 +127,14 @@ LOOSE_CONFIGS = [
 ]
 
 
-def run_directory(config: BanditConfig, horizon: int) -> str:
+def config_folder(config: BanditConfig, horizon: int) -> str:
     """The sub-directory of a configuration's runs: the horizon is part of it because
     ``c`` and ``eta`` depend on ``T`` (the runner would otherwise resume a shorter run
     made with other parameters).
 
     Example:
-        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig, run_directory
-        >>> run_directory(BanditConfig("rbf", 0.5), 1000)
+        >>> from botorch_mtucb.experiments.paper002.configs import BanditConfig, config_folder
+        >>> config_folder(BanditConfig("rbf", 0.5), 1000)
         'rbf-l0.5-d3-T1000'
     """
     return f"{config.slug}-T{horizon}"

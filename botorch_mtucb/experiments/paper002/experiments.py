@@ -30,25 +30,14 @@ from botorch_mtucb.experiments.paper002.configs import (
     NUM_ACTIONS,
     PAPER_TABLE1,
     BanditConfig,
+    config_folder,
     make_environment,
-    run_directory,
     table_configs,
 )
 from botorch_mtucb.experiments.paper002.methods import DELTA, METHODS, make_policy
 from botorch_mtucb.experiments.paper002.plots import plot_grid, plot_seconds
-from botorch_mtucb.experiments.registry import register
-from botorch_mtucb.experiments.report import (
-    build_summary,
-    current_run_threads,
-    experiment_options,
-    grid_table,
-    method_summary,
-    method_table,
-    pinned_threads,
-    problem_summary,
-    write_curves_csv,
-    write_summary,
-)
+from botorch_mtucb.experiments.registry import experiment_options, register
+from botorch_mtucb.experiments.run_directory import RunDirectory
 from botorch_mtucb.experiments.runs import (
     Method,
     MethodResult,
@@ -56,8 +45,16 @@ from botorch_mtucb.experiments.runs import (
     prefetch,
     run_methods,
 )
+from botorch_mtucb.experiments.summary import (
+    build_summary,
+    method_summary,
+    problem_summary,
+    write_summary,
+)
+from botorch_mtucb.experiments.tables import grid_table, method_table, write_curves_csv
 from botorch_mtucb.problems import KernelBanditEnvironment
 from botorch_mtucb.problems.kernel_bandit import KERNEL_FAMILIES
+from botorch_mtucb.utils.threads import current_run_threads, pinned_threads
 
 
 def seconds_curve(records: Sequence[StepRecord], environment: Any) -> np.ndarray:
@@ -109,7 +106,7 @@ def run_config(
     methods: Sequence[str],
     horizon: int,
     repetitions: int,
-    output: Path,
+    output: str | Path | RunDirectory,
     progress: bool,
 ) -> dict[str, MethodResult]:
     """Run ``methods`` on configuration ``config`` (column ``config_index``) into
@@ -217,7 +214,7 @@ def paper_table_text(problems: Mapping[str, Mapping[str, Any]]) -> str:
 def run_grid_experiment(
     name: str,
     configs: Sequence[BanditConfig],
-    output: Path,
+    output: str | Path | RunDirectory,
     quick: bool,
     progress: bool,
     options: Mapping[str, Any],
@@ -263,6 +260,8 @@ def run_grid_experiment(
         raise ValueError(f"unknown method(s) {sorted(unknown)}; known: {list(METHODS)}")
     indices = chosen["config_indices"]
     indices = list(range(len(configs))) if indices is None else list(indices)
+    directory = RunDirectory(output)
+    folders = {index: directory.sub(config_folder(configs[index], horizon)) for index in indices}
     # small matrices: extra threads only contend (and skew timings)
     with pinned_threads():
         prefetch(  # a parallel run sends every configuration's units at once
@@ -271,7 +270,7 @@ def run_grid_experiment(
                     config_methods(configs[index], index, methods, horizon),
                     horizon,
                     repetitions,
-                    output / run_directory(configs[index], horizon),
+                    folders[index],
                 )
                 for index in indices
             ]
@@ -283,7 +282,7 @@ def run_grid_experiment(
                 methods,
                 horizon,
                 repetitions,
-                output / run_directory(configs[index], horizon),
+                folders[index],
                 progress,
             )
             for index in indices
@@ -302,11 +301,11 @@ def run_grid_experiment(
         config = configs[index]
         config_results = results[config.label]
         problems[config.label] = _config_entry(config, index, config_results, horizon, paper_table)
-        write_curves_csv(config_results, output / run_directory(config, horizon) / "curves.csv")
+        write_curves_csv(config_results, folders[index].curves_file)
     summary = build_summary(name, settings, problems)
-    write_summary(summary, output / "summary.json")
-    plot_grid(results, output / "cumulative_regret.png", name)
-    plot_seconds(results, output / "seconds_per_step.png", name)
+    write_summary(summary, directory.summary_file)
+    plot_grid(results, directory.curve_plot_file("cumulative_regret"), name)
+    plot_seconds(results, directory.plot_file("seconds_per_step"), name)
     print(
         f"\n{name}: cumulative regret after T = {horizon} rounds, mean +- sd over {repetitions} repetitions"
     )
@@ -325,7 +324,12 @@ def _register_grid(
 ) -> None:
     """Register ``run_grid_experiment`` on ``configs`` as experiment ``name``."""
 
-    def run(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+    def run(
+        output: str | Path | RunDirectory,
+        quick: bool = False,
+        progress: bool = True,
+        **options: Any,
+    ) -> dict:
         return run_grid_experiment(name, configs, output, quick, progress, options, paper_table)
 
     run.__doc__ = description
@@ -351,7 +355,9 @@ _register_grid(
 
 
 @register("002-time", "paper 002 Fig. 4: wall-clock time per step, Matern 5/2, l = 0.5, d = 3")
-def time_per_step(output: Path, quick: bool = False, progress: bool = True, **options: Any) -> dict:
+def time_per_step(
+    output: str | Path | RunDirectory, quick: bool = False, progress: bool = True, **options: Any
+) -> dict:
     """Figure 4 of paper 002: seconds per step of each method but Random (plot
     ``seconds_per_step.png``; the mean per step is in ``summary.json``), and a table of
     the milliseconds per step, overall and over the 10 rounds up to ``t = 200`` and

@@ -1,0 +1,108 @@
+"""Plots of an experiment's results, drawn on a ``matplotlib.figure.Figure`` (no
+``pyplot`` state, no backend switched): mean +- sd bands of a curve over the rounds, and
+a figure saved as a PNG in one step (``run_directory.write_result_file``).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from botorch_mtucb.experiments.run_directory import write_result_file
+from botorch_mtucb.experiments.runs import MethodResult
+
+
+def plot_curves(
+    ax: Axes,
+    results: Mapping[str, MethodResult],
+    curve: str,
+    title: str,
+    ylabel: str,
+    time_average: bool = False,
+    log_y: bool = False,
+) -> None:
+    """Draw the mean +- sd band of ``curve`` over rounds ``t`` for every method on ``ax``
+    (divided by ``t`` if ``time_average``); methods without ``curve`` are skipped.
+
+    Example:
+        >>> import numpy as np
+        >>> from matplotlib.figure import Figure
+        >>> from botorch_mtucb.experiments.plots import plot_curves
+        >>> from botorch_mtucb.experiments.runs import MethodResult
+        >>> ax = Figure().subplots()
+        >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
+        >>> plot_curves(ax, {"A": result}, "cumulative_regret", "title", "R_C(t)")
+        >>> [line.get_label() for line in ax.get_lines()]
+        ['A']
+    """
+    for result in results.values():
+        if curve not in result.curves:
+            continue
+        values = result.curves[curve]
+        t = np.arange(1, values.shape[-1] + 1)
+        if time_average:
+            values = values / t
+        mean, std = values.mean(0), values.std(0)
+        (line,) = ax.plot(t, mean, label=result.name)
+        ax.fill_between(t, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("round t")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if log_y:
+        ax.set_yscale("log")
+    ax.legend()
+    ax.grid(alpha=0.3)
+
+
+def save_figure(figure: Figure, path: str | Path, dpi: int = 120) -> None:
+    """Lay ``figure`` out tightly and save it as a PNG at ``path`` (folders created).
+
+    Raises:
+        OSError: If the file cannot be written (naming it; inside
+            ``collect_unwritten_files`` it is listed instead).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from matplotlib.figure import Figure
+        >>> from botorch_mtucb.experiments.plots import save_figure
+        >>> figure = Figure(figsize=(3, 2))
+        >>> _ = figure.subplots().plot([0, 1], [1, 0])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "line.png"
+        >>> save_figure(figure, path)
+        >>> path.stat().st_size > 0
+        True
+    """
+    figure.tight_layout()
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=dpi)
+    write_result_file(path, image.getvalue(), make_folders=True)
+
+
+def save_curves_plot(
+    results: Mapping[str, MethodResult],
+    curve: str,
+    path: str | Path,
+    title: str,
+    ylabel: str,
+    time_average: bool = False,
+) -> None:
+    """``plot_curves`` on a figure of its own, saved as a PNG at ``path``.
+
+    Example:
+        >>> import numpy as np, pathlib, tempfile
+        >>> from botorch_mtucb.experiments.plots import save_curves_plot
+        >>> from botorch_mtucb.experiments.runs import MethodResult
+        >>> result = MethodResult("A", {"cumulative_regret": np.ones((2, 5))})
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "regret.png"
+        >>> save_curves_plot({"A": result}, "cumulative_regret", path, "title", "R_C(t)")
+        >>> path.exists()
+        True
+    """
+    figure = Figure(figsize=(5.5, 4))
+    plot_curves(figure.subplots(), results, curve, title, ylabel, time_average)
+    save_figure(figure, path)
