@@ -1,6 +1,7 @@
 """Shared plumbing below every other layer: argument checks (``checks``), the growable
-Cholesky factor (``linalg``), random streams and tie-breaking (``random``), and the
-domains acquisitions are maximized over (``domains``)."""
+Cholesky factor (``linalg``), random streams and tie-breaking (``random``), the domains
+acquisitions are maximized over (``domains``), torch threads pinned for a block
+(``threads``) and files replaced in one step (``files``)."""
 
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.utils.linalg import CholeskyJitterWarning, GrowingCholesky, cholesky_factor

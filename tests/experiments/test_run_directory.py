@@ -118,16 +118,25 @@ def _code_strings(path: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize(
-    "name", ["summary.json", "curves", "experiment.json", ".jsonl", ".png", ".lock"]
-)
+# A result file -> how its name ends where it is spelled (the owner of each spelling).
+SPELLINGS = {
+    "summary.json": (("summary.json",), "run_directory.py"),
+    "curves.csv": (("curves.csv", "curves"), "run_directory.py"),
+    "experiment.json": (("experiment.json",), "run_directory.py"),
+    "run files": ((".jsonl",), "run_directory.py"),
+    "plots": ((".png",), "run_directory.py"),
+    "lock files": ((".lock", ".lock-holder.json"), "output_lock.py"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_file_names_are_spelled_once(name):
+    endings, owner = SPELLINGS[name]
     spelled = [
         path.relative_to(EXPERIMENTS).as_posix()
         for path in sorted(EXPERIMENTS.rglob("*.py"))
-        if any(text == name or text.endswith(name) for text in _code_strings(path))
+        if any(text.endswith(endings) for text in _code_strings(path))
     ]
-    owner = "output_lock.py" if name == ".lock" else "run_directory.py"
     assert spelled == [owner]
 
 
