@@ -3,10 +3,14 @@ separable kernels."""
 
 from botorch_mtucb.kernels.fixed_task import FixedTaskCovarianceKernel
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels
-from botorch_mtucb.kernels.uniform_similarity import UniformSimilarityTaskKernel
+from botorch_mtucb.kernels.uniform_similarity import (
+    UniformSimilarityLinearOperator,
+    UniformSimilarityTaskKernel,
+)
 
 __all__ = [
     "FixedTaskCovarianceKernel",
     "SumOfSeparableKernels",
+    "UniformSimilarityLinearOperator",
     "UniformSimilarityTaskKernel",
 ]

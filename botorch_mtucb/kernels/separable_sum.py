@@ -4,11 +4,22 @@ Source: paper 000, Section 2 ("Examples of multi-task kernels"): ICM kernels
 (one term), sums of separable kernels (several terms) and independent tasks
 (``B_j = e_j e_j^T`` with per-task kernels ``k_j``).
 
+As a GPyTorch ``Kernel`` (the extension point of ``MultitaskKernel`` and ``LCMKernel``),
+``kernel(X1, X2)`` is the ``(q1 n) x (q2 n)`` covariance of all tasks at all inputs,
+``sum_j k_j(X1, X2) (x) B_j`` as a ``SumLinearOperator`` of
+``KroneckerProductLinearOperator``s (one term: the Kronecker product itself), laid out
+as GPyTorch's multitask kernels lay it out (point ``a``, task ``i`` at row ``a n + i``),
+so it goes into an ``ExactGP`` with a ``MultitaskMultivariateNormal`` and a
+``MultitaskGaussianLikelihood``.
+
 A *scalar observation* is a pair ``(x, i)`` of an input and a task index; the
 multi-task kernel seen as a scalar kernel is ``k((x, i), (x', j)) = Gamma(x, x')_{ij}``
 (paper 000, Remark 2). Full-vector data (all ``n`` tasks at each ``x``) is the set of
 scalar observations ``(x_s, 0), ..., (x_s, n - 1)`` in that order, which matches the
-stacking ``Y_t = [y_1^T, ..., y_t^T]^T`` of paper 000, Section 3.1.
+stacking ``Y_t = [y_1^T, ..., y_t^T]^T`` of paper 000, Section 3.1. The dense methods
+(``observation_covariance`` and its siblings) evaluate the covariance between such
+observations; they serve the package's models and bounds, which factor these matrices
+themselves (growing Cholesky factors, eigen-groups).
 """
 
 from __future__ import annotations
@@ -18,27 +29,37 @@ from collections.abc import Mapping, Sequence
 
 import torch
 from gpytorch.kernels import Kernel
+from linear_operator import to_linear_operator
+from linear_operator.operators import (
+    DenseLinearOperator,
+    KroneckerProductLinearOperator,
+    LinearOperator,
+    SumLinearOperator,
+)
 from torch import Tensor
 from torch.nn import Module, ModuleList
 
 from botorch_mtucb.utils.checks import check_task_covariance
 from botorch_mtucb.utils.module_state import check_structure, module_structure
 
-TaskCovarianceLike = Tensor | Module
+TaskCovarianceLike = Tensor | LinearOperator | Module
 
 
 def _evaluate_task_covariance(task_covariance: TaskCovarianceLike, index: int) -> Tensor:
+    """The dense ``n x n`` matrix of a tensor, an operator or a task kernel's
+    ``covar_matrix`` (the models factor it; ``forward`` keeps the Kronecker structure)."""
     name = f"task_covariance[{index}]"
+    if isinstance(task_covariance, Module) and hasattr(task_covariance, "covar_matrix"):
+        task_covariance = task_covariance.covar_matrix
     if isinstance(task_covariance, Tensor):
         matrix = task_covariance
-    elif isinstance(task_covariance, Module) and hasattr(task_covariance, "covar_matrix"):
-        matrix = task_covariance.covar_matrix
-        if not isinstance(matrix, Tensor):
-            matrix = matrix.to_dense()
+    elif isinstance(task_covariance, LinearOperator):
+        matrix = task_covariance.to_dense()
     else:
         raise TypeError(
-            f"{name} must be an n x n tensor or a task-kernel module with a `covar_matrix` "
-            f"(e.g. UniformSimilarityTaskKernel), got {type(task_covariance).__name__}"
+            f"{name} must be an n x n tensor or LinearOperator, or a task-kernel module with "
+            f"a `covar_matrix` (e.g. UniformSimilarityTaskKernel), got "
+            f"{type(task_covariance).__name__}"
         )
     if matrix.dim() != 2:
         raise ValueError(
@@ -48,8 +69,26 @@ def _evaluate_task_covariance(task_covariance: TaskCovarianceLike, index: int) -
     return check_task_covariance(matrix.detach(), name=name)
 
 
-class SumOfSeparableKernels(Module):
+class SumOfSeparableKernels(Kernel):
     r"""The multi-task kernel ``Gamma(x, x') = sum_j k_j(x, x') B_j`` (fixed).
+
+    .. math::
+        K(X_1, X_2) = \sum_j k_j(X_1, X_2) \otimes B_j
+
+    A GPyTorch ``Kernel``: ``kernel(X1, X2)`` on ``... x q1 x d`` and ``... x q2 x d``
+    inputs is the ``... x (q1 n) x (q2 n)`` covariance of every task at every input,
+    a ``SumLinearOperator`` of ``KroneckerProductLinearOperator``s (one term: the
+    Kronecker product), row ``a n + i`` for point ``a`` and task ``i`` as in GPyTorch's
+    ``MultitaskKernel`` (``num_outputs_per_input`` is ``n``). With one term it equals
+    ``MultitaskKernel(k, n)`` with the task covariance fixed to ``B``; with ``J`` terms it
+    is GPyTorch's ``LCMKernel`` with fixed task covariances. Use it as the
+    ``covar_module`` of an ``ExactGP`` returning a ``MultitaskMultivariateNormal``.
+
+    The dense methods ``observation_covariance``, ``task_block_covariance``,
+    ``functional_covariance``, ``full_covariance`` and ``diagonal_blocks`` evaluate the
+    same covariance between scalar observations ``(x, i)``; they are the package's
+    internal interface to its models and bounds (which factor these matrices
+    themselves), as are ``check_loaded_structure`` and the extra state.
 
     ``state_dict`` holds the data kernels' parameters, the task covariances and, as
     extra state, the data kernels' classes (``utils.module_state``): a state of other
@@ -62,7 +101,7 @@ class SumOfSeparableKernels(Module):
 
     Raises:
         TypeError: If a kernel is not a ``gpytorch.kernels.Kernel`` or a task
-            covariance is neither a tensor nor a task-kernel module.
+            covariance is neither a tensor, a ``LinearOperator`` nor a task-kernel module.
         ValueError: If the lists have different lengths, are empty, or the task
             covariances are not PSD or not all of the same size.
 
@@ -79,6 +118,10 @@ class SumOfSeparableKernels(Module):
         >>> X = torch.zeros(1, 1)
         >>> icm.observation_covariance(X, torch.tensor([0]), X, torch.tensor([1])).detach()
         tensor([[0.5000]])
+        >>> type(icm(torch.zeros(4, 1)).evaluate_kernel()).__name__  # k(X, X) (x) B
+        'KroneckerProductLinearOperator'
+        >>> kernel(torch.zeros(4, 1)).shape  # (q n) x (q n), row a n + i
+        torch.Size([8, 8])
     """
 
     def __init__(
@@ -86,7 +129,7 @@ class SumOfSeparableKernels(Module):
         data_kernel: Kernel | Sequence[Kernel],
         task_covariance: TaskCovarianceLike | Sequence[TaskCovarianceLike],
     ) -> None:
-        super().__init__()
+        super().__init__()  # no active_dims, lengthscale or batch: nothing in the state
         if isinstance(data_kernel, Kernel):
             kernels = [data_kernel]
         elif isinstance(data_kernel, (list, tuple, ModuleList)):
@@ -96,14 +139,14 @@ class SumOfSeparableKernels(Module):
                 "data_kernel must be a gpytorch.kernels.Kernel or a list of them, "
                 f"got {type(data_kernel).__name__}"
             )
-        if isinstance(task_covariance, (Tensor, Module)):
+        if isinstance(task_covariance, (Tensor, LinearOperator, Module)):
             covariances = [task_covariance]
         elif isinstance(task_covariance, (list, tuple)):
             covariances = list(task_covariance)
         else:
             raise TypeError(
-                "task_covariance must be an n x n tensor, a task-kernel module or a list of "
-                f"them, got {type(task_covariance).__name__}"
+                "task_covariance must be an n x n tensor or LinearOperator, a task-kernel "
+                f"module or a list of them, got {type(task_covariance).__name__}"
             )
         for j, kernel in enumerate(kernels):
             if not isinstance(kernel, Kernel):
@@ -132,6 +175,45 @@ class SumOfSeparableKernels(Module):
         # kernel objects (e.g. fitting their hyperparameters).
         self.kernels = ModuleList(copy.deepcopy(kernel) for kernel in kernels)
         self.register_buffer("task_covariances", torch.stack(matrices))  # J x n x n
+
+    # ------------------------------------------------------------- GPyTorch
+    def forward(
+        self, x1: Tensor, x2: Tensor, diag: bool = False, last_dim_is_batch: bool = False, **params
+    ) -> LinearOperator | Tensor:
+        r"""``sum_j k_j(x1, x2) (x) B_j``: ``... x (q1 n) x (q2 n)`` (``diag``: ``... x (q n)``).
+
+        Args:
+            x1: ``... x q1 x d`` inputs; x2: ``... x q2 x d`` inputs.
+            diag: Only the diagonal (``x1`` and ``x2`` the same points).
+            last_dim_is_batch: Not supported (as in ``MultitaskKernel``).
+            **params: Passed to every ``k_j``.
+
+        Returns:
+            A ``KroneckerProductLinearOperator`` (one term) or a ``SumLinearOperator``
+            of them; with ``diag``, the ``... x (q n)`` diagonal, row ``a n + i``.
+
+        Raises:
+            RuntimeError: For ``last_dim_is_batch=True`` (as ``MultitaskKernel``).
+        """
+        if last_dim_is_batch:
+            raise RuntimeError("SumOfSeparableKernels does not accept last_dim_is_batch")
+        if diag:  # k_j(x_a, x_a) B_j[i, i] at a n + i
+            terms = [
+                (k(x1, x2, diag=True, **params).unsqueeze(-1) * B.diagonal()).flatten(-2)
+                for k, B in zip(self.kernels, self.task_covariances)
+            ]
+            return torch.stack(terms).sum(0)
+        terms = [
+            KroneckerProductLinearOperator(
+                to_linear_operator(k(x1, x2, **params)), DenseLinearOperator(B)
+            )
+            for k, B in zip(self.kernels, self.task_covariances)
+        ]
+        return terms[0] if len(terms) == 1 else SumLinearOperator(*terms)
+
+    def num_outputs_per_input(self, x1: Tensor, x2: Tensor) -> int:
+        """``n``: each input carries all tasks (GPyTorch's multitask convention)."""
+        return self.num_tasks
 
     # ------------------------------------------------------------------ state
     def get_extra_state(self) -> dict[str, list[str]]:

@@ -21,7 +21,7 @@ from botorch.posteriors.gpytorch import GPyTorchPosterior
 from botorch.sampling.base import MCSampler
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
-from linear_operator.operators import DenseLinearOperator
+from linear_operator.operators import DenseLinearOperator, LinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
@@ -37,30 +37,49 @@ from botorch_mtucb.utils.checks import (
 )
 
 
-def eigen_groups(task_covariance: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def eigen_groups(
+    task_covariance: Tensor | LinearOperator,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Eigen-system of ``B`` with numerically equal positive eigenvalues grouped.
 
     Paper 000, Section 3.3: ``B = sum_i xi_i u_i u_i^T``. Eigenvalues below ``1e-10``
     (float64) / ``1e-5`` (float32) of the largest count as zero.
 
+    A dense ``B`` is decomposed by ``torch.linalg.eigh`` (the models pass their dense,
+    whitened task covariance, so their factors keep ``eigh``'s rounding); a
+    ``LinearOperator`` by its own ``eigh``, in closed form where its structure gives
+    one (``UniformSimilarityLinearOperator``: ``omega`` on the Helmert vectors, ``1`` on
+    ``1 / sqrt(n)``, so the repeated eigenvalue is one group exactly).
+
     Returns:
-        ``xi`` (``n``, zero for null directions), ``U`` (``n x n``, columns ``u_i``),
-        ``group_of`` (``n``: the group of each direction) and ``group_xi`` (the
-        distinct positive values; ``[1.0]`` if ``B = 0``).
+        ``xi`` (``n``, ascending, zero for null directions), ``U`` (``n x n``, columns
+        ``u_i``), ``group_of`` (``n``: the group of each direction) and ``group_xi``
+        (the distinct positive values; ``[1.0]`` if ``B = 0``).
 
     Raises:
         TypeError: For a half-precision ``task_covariance`` (float32 / float64 only).
 
     Example:
         >>> import torch
+        >>> from botorch_mtucb.kernels import UniformSimilarityTaskKernel
         >>> from botorch_mtucb.models.base import eigen_groups
         >>> B = torch.diag(torch.tensor([2.0, 2.0, 0.0], dtype=torch.float64))
         >>> xi, U, group_of, group_xi = eigen_groups(B)
         >>> xi, group_xi
         (tensor([0., 2., 2.], dtype=torch.float64), tensor([2.], dtype=torch.float64))
+        >>> B = UniformSimilarityTaskKernel(3, 0.4, dtype=torch.float64).covar_matrix
+        >>> xi, U, group_of, group_xi = eigen_groups(B.detach())  # closed form
+        >>> xi, group_of
+        (tensor([0.4000, 0.4000, 1.0000], dtype=torch.float64), tensor([0, 0, 1]))
     """
-    check_working_precision(task_covariance, "task_covariance")
-    eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
+    if isinstance(task_covariance, LinearOperator):
+        eigenvalues, eigenvectors = task_covariance.eigh()
+        check_working_precision(eigenvalues, "task_covariance")
+        eigenvalues, order = eigenvalues.sort(stable=True)
+        eigenvectors = eigenvectors.to_dense()[..., order]
+    else:
+        check_working_precision(task_covariance, "task_covariance")
+        eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
     rel_tol = 1e-10 if eigenvalues.dtype == torch.float64 else 1e-5
     scale = float(eigenvalues.amax().clamp_min(torch.finfo(eigenvalues.dtype).tiny))
     positive = eigenvalues > rel_tol * scale

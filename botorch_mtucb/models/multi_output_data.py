@@ -25,6 +25,7 @@ import torch
 from botorch.models.model import Model
 from botorch.models.multitask import KroneckerMultiTaskGP, MultiTaskGP
 from gpytorch.kernels import IndexKernel, Kernel, MultitaskKernel, ProductKernel
+from linear_operator.operators import LinearOperator
 from torch import Tensor
 from torch.nn import Module
 
@@ -86,9 +87,12 @@ class ModelInputKernel(Kernel):
             X = self.input_transform(X)
         return X
 
-    def forward(self, x1: Tensor, x2: Tensor, diag: bool = False, **params) -> Tensor:
-        values = self.base_kernel(self.model_inputs(x1), self.model_inputs(x2), diag=diag, **params)
-        return values if diag else values.to_dense()
+    def forward(
+        self, x1: Tensor, x2: Tensor, diag: bool = False, **params
+    ) -> LinearOperator | Tensor:
+        """``k_model(T(x1), T(x2))`` as the base kernel returns it (its ``LinearOperator``,
+        not densified; with ``diag``, the ``... x q`` diagonal)."""
+        return self.base_kernel(self.model_inputs(x1), self.model_inputs(x2), diag=diag, **params)
 
     def train(self, mode: bool = True) -> ModelInputKernel:
         super().train(mode)

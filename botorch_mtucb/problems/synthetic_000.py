@@ -140,7 +140,7 @@ def similarity_problem(
     if num_tasks < 1:
         raise ValueError(f"num_tasks must be >= 1, got {num_tasks}")
     generator = torch.Generator().manual_seed(int(seed))
-    B = UniformSimilarityTaskKernel(num_tasks, omega, dtype=DTYPE).covar_matrix.detach()
+    B = UniformSimilarityTaskKernel(num_tasks, omega, dtype=DTYPE).covar_matrix.to_dense().detach()
     notes = {
         "omega": omega,
         "num_tasks": num_tasks,
@@ -186,7 +186,7 @@ def perturbed_sine_problem(omega: float = 0.4, lengthscale: float = 0.2) -> Mult
         bumps = torch.exp(-((x - centres) ** 2) / (2 * 0.1**2))  # ... x 3
         return torch.sin(2 * math.pi * x) + 0.6 * bumps @ weights.T
 
-    B = UniformSimilarityTaskKernel(4, omega).to(DTYPE).covar_matrix.detach()
+    B = UniformSimilarityTaskKernel(4, omega).to(DTYPE).covar_matrix.to_dense().detach()
     values = objective(points)
     return MultiTaskProblem(
         name="sine",
@@ -262,7 +262,7 @@ def shifted_branin_problem(
         u = X.to(DTYPE).unsqueeze(-2) - shifts  # ... x n x 2
         return (highest - branin.evaluate_true(lower + width * u)) / (highest - lowest)
 
-    B = UniformSimilarityTaskKernel(num_tasks, omega).to(DTYPE).covar_matrix.detach()
+    B = UniformSimilarityTaskKernel(num_tasks, omega).to(DTYPE).covar_matrix.to_dense().detach()
     if continuous:
         domain: FiniteDomain | BoxDomain = BoxDomain(
             torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=DTYPE)

@@ -37,7 +37,7 @@ def _setup(dtype):
     y = torch.randn(12, 1, dtype=dtype)
     kernel = RBFKernel().to(dtype)
     kernel.lengthscale = 0.3
-    Kt = UniformSimilarityTaskKernel.from_b(N, b).covar_matrix.detach().to(dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, b).covar_matrix.to_dense().detach().to(dtype)
     lam = (N + b) / (N + b * N)
     model = VectorValuedGP(X, y, kernel, Kt, lam, train_tasks=tasks)
     return model, X, tasks, y, Kt, lam

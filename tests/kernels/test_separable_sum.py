@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
-from cases import NUM_TASKS, build_case, tolerances
-from gpytorch.kernels import MaternKernel, RBFKernel
-from oracles import make_rbf
+from cases import ETA, NUM_TASKS, build_case, tolerances
+from gpytorch.distributions import MultitaskMultivariateNormal
+from gpytorch.kernels import MaternKernel, MultitaskKernel, RBFKernel
+from gpytorch.likelihoods import MultitaskGaussianLikelihood
+from gpytorch.means import MultitaskMean, ZeroMean
+from gpytorch.models import ExactGP
+from linear_operator.operators import (
+    KroneckerProductLinearOperator,
+    LinearOperator,
+    SumLinearOperator,
+)
+from oracles import DenseMultiTaskGP, make_rbf, numpy_kernel
 
 from botorch_mtucb.kernels import SumOfSeparableKernels, UniformSimilarityTaskKernel
 
@@ -104,3 +115,111 @@ def test_state_holds_the_data_kernels_classes():
     target = SumOfSeparableKernels([RBFKernel(), RBFKernel()], [2.0 * B, B])
     assert not target.load_state_dict(old).missing_keys
     assert torch.equal(target.task_covariances, rbf.task_covariances)
+
+
+class _MultitaskExactGP(ExactGP):
+    """The textbook GPyTorch multitask ``ExactGP``: zero mean, ``covar_module`` on all
+    tasks at once, a ``MultitaskMultivariateNormal``."""
+
+    def __init__(self, train_X, train_Y, likelihood, covar_module) -> None:
+        super().__init__(train_X, train_Y, likelihood)
+        self.mean_module = MultitaskMean(ZeroMean(), num_tasks=train_Y.shape[-1])
+        self.covar_module = covar_module
+
+    def forward(self, X):
+        return MultitaskMultivariateNormal(self.mean_module(X), self.covar_module(X))
+
+
+def _exact_gp_posterior(case, covar_module, X):
+    likelihood = MultitaskGaussianLikelihood(num_tasks=NUM_TASKS, rank=0, has_task_noise=False).to(
+        case.dtype
+    )
+    likelihood.noise = ETA
+    model = _MultitaskExactGP(case.train_X, case.train_Y, likelihood, covar_module).to(case.dtype)
+    model.eval()
+    with torch.no_grad():
+        posterior = model(X)
+        return posterior.mean, posterior.covariance_matrix
+
+
+@pytest.mark.parametrize("name", ("icm", "uniform_0.4", "sum", "independent"))
+@pytest.mark.parametrize("batch", ((), (2,)), ids=str)
+def test_forward_is_a_sum_of_kronecker_products(name, batch, dtype):
+    """kernel(X1, X2) = sum_j k_j(X1, X2) (x) B_j, row a n + i, as GPyTorch's multitask
+    kernels lay it out; diag=True gives its diagonal."""
+    case = build_case(name, dtype)
+    kernel = _kernel(case)
+    generator = torch.Generator().manual_seed(0)
+    X1 = torch.rand(*batch, 3, 2, generator=generator, dtype=torch.float64).to(dtype)
+    X2 = torch.rand(*batch, 4, 2, generator=generator, dtype=torch.float64).to(dtype)
+    lazy = kernel(X1, X2)
+    assert lazy.shape == (*batch, 3 * NUM_TASKS, 4 * NUM_TASKS)
+    assert kernel.num_outputs_per_input(X1, X2) == NUM_TASKS
+    operator = lazy.evaluate_kernel()
+    terms = operator.linear_ops if len(case.kernels) > 1 else (operator,)
+    assert isinstance(operator, SumLinearOperator if len(case.kernels) > 1 else LinearOperator)
+    assert len(terms) == len(case.kernels)
+    assert all(isinstance(term, KroneckerProductLinearOperator) for term in terms)
+    tol = tolerances(dtype)
+    for index in np.ndindex(*batch):
+        gamma = case.oracle.gamma(_np(X1[index]), _np(X2[index]))  # 3 x n x 4 x n
+        dense = _np(operator.to_dense()[index])
+        np.testing.assert_allclose(dense, gamma.reshape(3 * NUM_TASKS, 4 * NUM_TASKS), **tol)
+        self_gamma = case.oracle.gamma(_np(X1[index]), _np(X1[index])).reshape(9, 9)
+        diagonal = kernel(X1, diag=True)[index]
+        np.testing.assert_allclose(_np(diagonal), np.diag(self_gamma), **tol)
+    with pytest.raises(RuntimeError, match="last_dim_is_batch"):
+        kernel.forward(X1, X2, last_dim_is_batch=True)
+
+
+def test_exact_gp_matches_multitask_kernel_with_an_index_kernel(dtype):
+    """One term in a GPyTorch ExactGP: the posterior of MultitaskKernel(k, n) whose
+    IndexKernel holds B = F F^T + diag(v), and of the dense oracle."""
+    case = build_case("icm", dtype)
+    index_kernel = MultitaskKernel(copy.deepcopy(case.kernels[0]), NUM_TASKS, rank=NUM_TASKS)
+    index_kernel = index_kernel.to(dtype)
+    rng = np.random.default_rng(1)
+    task_kernel = index_kernel.task_covar_module
+    task_kernel.covar_factor.data = torch.tensor(rng.normal(size=(3, 3)), dtype=dtype)
+    task_kernel.var = torch.tensor([0.1, 0.2, 0.3], dtype=dtype)
+    B = task_kernel.covar_matrix.to_dense().detach()
+    ours = SumOfSeparableKernels(case.kernels[0], B)
+    X = torch.rand(4, 2, dtype=torch.float64).to(dtype)
+    mean, covariance = _exact_gp_posterior(case, ours, X)
+    expected_mean, expected_covariance = _exact_gp_posterior(case, index_kernel, X)
+    tol = tolerances(dtype)
+    np.testing.assert_allclose(_np(mean), _np(expected_mean), **tol)
+    np.testing.assert_allclose(_np(covariance), _np(expected_covariance), **tol)
+    oracle = DenseMultiTaskGP([(numpy_kernel(case.kernels[0]), _np(B))], ETA)
+    oracle_mean, oracle_covariance = oracle.posterior(_np(case.train_X), _np(case.train_Y), _np(X))
+    np.testing.assert_allclose(_np(mean), oracle_mean, **tol)
+    np.testing.assert_allclose(_np(covariance), oracle_covariance, **tol)
+
+
+@pytest.mark.parametrize("name", ("sum", "independent", "uniform_0"))
+def test_exact_gp_matches_vector_valued_gp(name, dtype):
+    """Sums of separable kernels in a GPyTorch ExactGP: the posterior of the package's
+    VectorValuedGP with the same kernel and noise, and of the dense oracle."""
+    case = build_case(name, dtype)
+    X = torch.rand(2, 4, 2, dtype=torch.float64).to(dtype)  # a batch of 2 x 4 points
+    mean, covariance = _exact_gp_posterior(case, _kernel(case), X)
+    expected = case.build().posterior(X).mvn
+    tol = tolerances(dtype)
+    np.testing.assert_allclose(_np(mean), _np(expected.mean), **tol)
+    np.testing.assert_allclose(_np(covariance), _np(expected.covariance_matrix), **tol)
+    for b in range(2):
+        oracle_mean, oracle_covariance = case.oracle.posterior(
+            _np(case.train_X), _np(case.train_Y), _np(X[b])
+        )
+        np.testing.assert_allclose(_np(mean[b]), oracle_mean, **tol)
+        np.testing.assert_allclose(_np(covariance[b]), oracle_covariance, **tol)
+
+
+def test_task_covariance_as_a_linear_operator():
+    """A task kernel's structured covar_matrix is accepted as it is, and stored as the
+    same dense matrix as the module gives."""
+    task_kernel = UniformSimilarityTaskKernel(3, omega=0.25, dtype=torch.float64)
+    from_module = SumOfSeparableKernels(make_rbf([0.5]), task_kernel)
+    from_operator = SumOfSeparableKernels(make_rbf([0.5]), task_kernel.covar_matrix)
+    assert isinstance(task_kernel.covar_matrix, LinearOperator)
+    assert torch.equal(from_module.task_covariances, from_operator.task_covariances)

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import math
+import unittest
+from unittest import mock
 
 import numpy as np
 import pytest
+import scipy.linalg
 import torch
 from gpytorch.kernels import MultitaskKernel, RBFKernel
+from linear_operator.operators import KroneckerProductLinearOperator
+from linear_operator.test.linear_operator_test_case import LinearOperatorTestCase
 from oracles import numpy_kernel, uniform_similarity
 
-from botorch_mtucb.kernels import UniformSimilarityTaskKernel
+from botorch_mtucb.kernels import UniformSimilarityLinearOperator, UniformSimilarityTaskKernel
+from botorch_mtucb.kernels.uniform_similarity import helmert_basis
 
 
 def _np(tensor) -> np.ndarray:
@@ -173,3 +179,123 @@ def test_non_int_num_tasks(num_tasks):
     with pytest.raises(TypeError, match=r"^num_tasks must be an int"):
         UniformSimilarityTaskKernel.from_b(num_tasks, 1.0)
     assert UniformSimilarityTaskKernel(np.int64(3), 0.5).num_tasks == 3
+
+
+def _no_eigh(*args, **kwargs):
+    raise AssertionError("torch.linalg.eigh was called")
+
+
+@pytest.mark.parametrize("n", (1, 3, 6))
+def test_covar_matrix_is_a_structured_operator_with_the_same_entries(n, dtype):
+    """covar_matrix is the closed-form operator; densified it holds exactly the bits of
+    omega * I + (1 - omega) * full(1 / n), the dense B the kernel always built."""
+    kernel = UniformSimilarityTaskKernel(n, batch_shape=torch.Size([4]), dtype=dtype)
+    kernel.omega = torch.tensor([0.0, 0.37, 0.8123456789, 1.0], dtype=dtype)
+    B = kernel.covar_matrix
+    assert isinstance(B, UniformSimilarityLinearOperator) and B.shape == (4, n, n)
+    omega = kernel.omega.detach()[:, None, None]
+    eye = torch.eye(n, dtype=dtype)
+    dense = omega * eye + (1.0 - omega) * torch.full_like(eye, 1.0 / n)
+    assert torch.equal(B.to_dense().detach(), dense)
+    assert torch.equal(kernel._eval_covar_matrix().detach(), dense)
+    assert torch.equal(B.diagonal(dim1=-1, dim2=-2).detach(), dense.diagonal(dim1=-2, dim2=-1))
+    rows, cols = torch.tensor([0, n - 1, 0]), torch.tensor([0, 0, n - 1])
+    assert torch.equal(B[2, rows, cols].detach(), dense[2, rows, cols])
+    for index in range(4):
+        expected = uniform_similarity(n, float(omega[index]))
+        np.testing.assert_allclose(_np(B[index]), expected, **_tol(dtype))
+
+
+@pytest.mark.parametrize("n", (1, 2, 5))
+@pytest.mark.parametrize("batch", ((), (2, 3)), ids=str)
+def test_closed_form_products_and_eigen_system(n, batch, dtype):
+    """B v, eigenvalues (omega, ..., omega, 1) and orthonormal eigenvectors (the Helmert
+    basis, 1 / sqrt(n) last) without torch.linalg.eigh, also inside a Kronecker product."""
+    generator = torch.Generator().manual_seed(0)
+    omega = torch.rand(batch, generator=generator, dtype=torch.float64).to(dtype)
+    B = UniformSimilarityLinearOperator(omega, n)
+    dense = np.stack([uniform_similarity(n, float(w)) for w in omega.reshape(-1)])
+    dense = dense.reshape(*batch, n, n)
+    V = torch.randn(*batch, n, 2, generator=generator, dtype=torch.float64).to(dtype)
+    np.testing.assert_allclose(_np(B @ V), dense @ _np(V), **_tol(dtype))
+    if not batch:
+        np.testing.assert_allclose(_np(B @ V[:, 0]), dense @ _np(V[:, 0]), **_tol(dtype))
+    with mock.patch("torch.linalg.eigh", new=_no_eigh):
+        eigenvalues, eigenvectors = B.eigh()
+        kron_values, kron_vectors = KroneckerProductLinearOperator(B, B).eigh()
+    expected = torch.cat([omega.unsqueeze(-1).expand(*batch, n - 1), torch.ones(*batch, 1)], -1)
+    assert torch.equal(eigenvalues, expected.to(dtype))
+    U = _np(eigenvectors)
+    np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ U, np.broadcast_to(np.eye(n), U.shape),
+                               **_tol(dtype))  # fmt: skip
+    np.testing.assert_allclose(U * _np(eigenvalues)[..., None, :] @ np.swapaxes(U, -1, -2),
+                               dense, **_tol(dtype))  # fmt: skip
+    np.testing.assert_allclose(U[..., -1], np.full((*batch, n), 1 / math.sqrt(n)), **_tol(dtype))
+    W = _np(kron_vectors)
+    kron = np.einsum("...ij,...kl->...ikjl", dense, dense).reshape(*batch, n * n, n * n)
+    np.testing.assert_allclose(W * _np(kron_values)[..., None, :] @ np.swapaxes(W, -1, -2),
+                               kron, **_tol(dtype))  # fmt: skip
+
+
+@pytest.mark.parametrize("n", (1, 2, 4, 7))
+def test_helmert_basis_against_scipy(n, dtype):
+    """Columns: SciPy's Helmert rows 1..n-1, then its first row 1 / sqrt(n)."""
+    H = helmert_basis(n, dtype=dtype)
+    assert H.dtype == dtype and H.shape == (n, n)
+    rows = scipy.linalg.helmert(n, full=True)
+    expected = np.concatenate([rows[1:], rows[:1]]).T
+    np.testing.assert_allclose(_np(H), expected, **_tol(dtype))
+
+
+def test_operator_bad_input():
+    with pytest.raises(TypeError, match="omega must be a floating tensor"):
+        UniformSimilarityLinearOperator(0.5, 3)
+    with pytest.raises(TypeError, match="omega must be a floating tensor"):
+        UniformSimilarityLinearOperator(torch.tensor(1), 3)
+    with pytest.raises(ValueError, match="num_tasks must be >= 1"):
+        UniformSimilarityLinearOperator(torch.tensor(0.5), 0)
+    with pytest.raises(TypeError, match="num_tasks must be an int"):
+        UniformSimilarityLinearOperator(torch.tensor(0.5), 2.0)
+
+
+class TestUniformSimilarityLinearOperator(LinearOperatorTestCase, unittest.TestCase):
+    """linear_operator's own checks of a LinearOperator against its dense matrix
+    (products, indexing, batch operations, solves, log-determinants, roots, gradients)."""
+
+    seed = 0
+    should_call_cg = False  # n is small: Cholesky, as for any small operator
+    should_call_lanczos = False
+    should_call_lanczos_diagonalization = False  # the closed form
+
+    def create_linear_op(self) -> UniformSimilarityLinearOperator:
+        omega = torch.tensor([[0.2, 0.5, 0.9], [0.35, 0.6, 0.75]], requires_grad=True)
+        return UniformSimilarityLinearOperator(omega, 5)
+
+    def evaluate_linear_op(self, linear_op: UniformSimilarityLinearOperator) -> torch.Tensor:
+        omega, n = linear_op.omega[..., None, None], linear_op.num_tasks
+        return omega * torch.eye(n) + (1.0 - omega) * torch.ones(n, n) / n
+
+    def test_eigh(self) -> None:
+        """(linear_operator's test_eigh compares eigenvectors whenever eigh's rounded
+        eigenvalues differ, which they do for the repeated eigenvalue omega.)"""
+        linear_op = self.create_linear_op()
+        evaluated = self.evaluate_linear_op(linear_op)
+        eigenvalues, eigenvectors = torch.linalg.eigh(linear_op)
+        U = eigenvectors.to_dense()
+        self.assertAllClose(eigenvalues, torch.linalg.eigvalsh(evaluated), rtol=1e-5, atol=1e-6)
+        self.assertAllClose(U * eigenvalues.unsqueeze(-2) @ U.mT, evaluated, rtol=1e-5, atol=1e-6)
+        eigenvalues.sum().backward()  # d/d omega of (n - 1) omega + 1
+        self.assertAllClose(linear_op.omega.grad, torch.full((2, 3), 4.0))
+
+
+class TestUnbatchedUniformSimilarityLinearOperator(TestUniformSimilarityLinearOperator):
+    def create_linear_op(self) -> UniformSimilarityLinearOperator:
+        return UniformSimilarityLinearOperator(torch.tensor(0.3, requires_grad=True), 4)
+
+    def test_eigh(self) -> None:
+        linear_op = self.create_linear_op()
+        eigenvalues, eigenvectors = torch.linalg.eigh(linear_op)
+        U = eigenvectors.to_dense()
+        evaluated = self.evaluate_linear_op(linear_op)
+        self.assertAllClose(U * eigenvalues @ U.mT, evaluated, rtol=1e-5, atol=1e-6)
+        self.assertAllClose(eigenvalues, torch.tensor([0.3, 0.3, 0.3, 1.0]))

@@ -13,7 +13,8 @@ from botorch.models.model import ModelList
 from botorch.models.transforms.input import InputPerturbation, Normalize
 from botorch_models import CASE_NAMES, build_botorch_case, normalize, np64
 from cases import tolerances
-from gpytorch.kernels import RBFKernel
+from gpytorch.kernels import LinearKernel, RBFKernel
+from linear_operator.operators import LinearOperator, MatmulLinearOperator, RootLinearOperator
 from oracles import se_kernel
 
 from botorch_mtucb.models import (
@@ -136,6 +137,28 @@ def test_model_input_kernel_applies_the_transform_and_stays_in_eval_mode():
     with torch.no_grad():
         np.testing.assert_allclose(np64(kernel(X).to_dense()), se_kernel(ell)(Z, Z), rtol=1e-12)
         np.testing.assert_allclose(np64(kernel(X, diag=True)), np.ones(8), rtol=1e-12)
+
+
+def test_model_input_kernel_keeps_the_base_kernels_structure(dtype):
+    """forward returns the base kernel's LinearOperator (a low-rank LinearKernel stays a
+    RootLinearOperator / MatmulLinearOperator), not a densified matrix; its entries are
+    k(T(x), T(x')) computed densely."""
+    transform = Normalize(2, bounds=torch.tensor([[0.0, 0.0], [2.0, 4.0]], dtype=dtype)).eval()
+    base = LinearKernel().to(dtype)
+    base.variance = 1.0
+    kernel = ModelInputKernel(base, transform)
+    X1 = torch.rand(5, 2, dtype=torch.float64).to(dtype)
+    X2 = torch.rand(3, 2, dtype=torch.float64).to(dtype)
+    tol = {"rtol": 1e-12} if dtype == torch.float64 else {"rtol": 1e-5}
+    for x2 in (X1, X2):
+        with torch.no_grad():
+            operator = kernel(X1, x2).evaluate_kernel()
+            direct = kernel.forward(X1, x2)
+            expected = np64(transform(X1)) @ np64(transform(x2)).T  # variance 1
+            assert isinstance(direct, LinearOperator)
+            assert isinstance(operator, (RootLinearOperator, MatmulLinearOperator))
+            np.testing.assert_allclose(np64(operator.to_dense()), expected, **tol)
+            np.testing.assert_allclose(np64(direct.to_dense()), expected, **tol)
 
 
 def test_models_that_cannot_be_read():

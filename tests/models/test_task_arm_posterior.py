@@ -30,7 +30,7 @@ def test_matches_dense_posterior(dtype, kind, shared):
     else:
         arms = [torch.randn(10 + 4 * i, 3, dtype=dtype) for i in range(N)]
     kernel = _kernel(kind, dtype)
-    Kt = UniformSimilarityTaskKernel.from_b(N, b).covar_matrix.detach().to(dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, b).covar_matrix.to_dense().detach().to(dtype)
     lam = (N + b) / (N + b * N)
     posterior = TaskArmPosterior(arms, kernel, Kt, lam)
     points, tasks, ys = [], [], []
@@ -69,7 +69,7 @@ def test_samples_have_posterior_moments(kind):
     N = 2
     arms = [torch.randn(6, 2, dtype=torch.float64), torch.randn(5, 2, dtype=torch.float64)]
     kernel = _kernel(kind, torch.float64)
-    Kt = UniformSimilarityTaskKernel.from_b(N, 1.0).covar_matrix.detach().double()
+    Kt = UniformSimilarityTaskKernel.from_b(N, 1.0).covar_matrix.to_dense().detach().double()
     posterior = TaskArmPosterior(arms, kernel, Kt, 0.3)
     for s in range(5):
         posterior.update(s % 2, s % 5, float(torch.randn(())))
@@ -109,7 +109,7 @@ def test_factor_is_the_dense_cholesky_of_the_observations(dtype, kind):
     N, lam = 2, 0.5
     arms = [torch.randn(12, 3, dtype=dtype), torch.randn(9, 3, dtype=dtype)]
     kernel = _kernel(kind, dtype)
-    Kt = UniformSimilarityTaskKernel.from_b(N, 0.5).covar_matrix.detach().to(dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, 0.5).covar_matrix.to_dense().detach().to(dtype)
     posterior = TaskArmPosterior(arms, kernel, Kt, lam)
     capacity = posterior._factor.capacity
     plan = [(s % N, int(torch.randint(arms[s % N].shape[0], (1,)))) for s in range(capacity + 8)]

@@ -72,7 +72,7 @@ def test_norm_bound_is_the_rkhs_norm_of_k_task_times_k_and_tight(b):
     # f_i(x) = theta_i^T x with the linear kernel: ||f||^2 in the RKHS of K_task(b) (x) k
     # is vec(Theta)^T (K_task^{-1} (x) I) vec(Theta), K_task the package's task kernel.
     g = torch.Generator().manual_seed(1)
-    K_task = UniformSimilarityTaskKernel.from_b(N, b, dtype=D64).covar_matrix.detach()
+    K_task = UniformSimilarityTaskKernel.from_b(N, b, dtype=D64).covar_matrix.to_dense().detach()
     # paper 001, eq. 2: the package's normalisation is K_task(b) itself
     expected = torch.eye(N, dtype=D64) / (1 + b) + b / (1 + b) / N
     torch.testing.assert_close(K_task, expected, rtol=0, atol=1e-15)

@@ -103,7 +103,7 @@ def test_k_task_b_task_indexed_equals_cvxpy():
     X, Y, test_X = data(15, 1, seed=1)
     tasks = torch.tensor([0, 1, 2] * 5)
     task_kernel = UniformSimilarityTaskKernel.from_b(num_tasks=3, b=2.0)
-    Bm = task_kernel.covar_matrix.detach().double().numpy()
+    Bm = task_kernel.covar_matrix.to_dense().detach().double().numpy()
     omega = 1.0 / 3.0  # K_task(b) = omega I + (1 - omega) 11^T / n, omega = 1 / (1 + b)
     np.testing.assert_allclose(Bm, omega * np.eye(3) + (1 - omega) / 3, atol=1e-12)
     kernel = MaternKernel(nu=2.5).to(torch.float64)
@@ -242,7 +242,7 @@ def near_repeated_icm(num_inputs, seed, noise=1e-4):
     Y = Y + noise * torch.randn(2 * num_inputs, 3, generator=generator, dtype=torch.float64)
     task_kernel = UniformSimilarityTaskKernel(3, omega=0.5)
     kronecker = MultiTaskMartingaleMixtureBound(X, Y, rbf(0.3), task_kernel, 10.0, noise, 0.1)
-    B = task_kernel.covar_matrix.detach().to(torch.float64)
+    B = task_kernel.covar_matrix.to_dense().detach().to(torch.float64)
     dense = MultiTaskMartingaleMixtureBound(
         X, Y, [rbf(0.3), rbf(0.3)], [B / 2, B / 2], 10.0, noise, 0.1
     )  # the same kernel as two terms: the dense route

@@ -160,7 +160,7 @@ def test_task_indexed_repeated_pairs_equal_cvxpy_and_the_t_by_t_route():
     bound.append_observations(X[5:], Y[5:], tasks[5:])
     distinct = torch.unique(torch.stack([which, tasks], -1), dim=0).shape[0]
     assert bound.spectrum().eigenvalues.shape[0] == distinct + 1  # the folded null slot
-    Bm = task_kernel.covar_matrix.detach().double().numpy()
+    Bm = task_kernel.covar_matrix.to_dense().detach().double().numpy()
     Xn, t = X.numpy(), tasks.numpy()
     K = se(Xn, Xn, 0.4) * Bm[t][:, t]
     y = Y.numpy()[:, 0]
