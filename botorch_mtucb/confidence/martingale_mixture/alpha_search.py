@@ -25,7 +25,7 @@ pass for all three; a step that leaves the bracket, meets negative curvature or 
 not halve the step before last is a bisection, as in Numerical Recipes' ``rtsafe``):
 the objective is empirically quasiconvex (Section 4.3), and any ``alpha`` gives a valid
 bound, so a poor search only loosens it. Against a golden-section search to ``4e-7``
-decades (this module until issue 14, 54 evaluations) the values agree to round-off
+decades (54 evaluations) the values agree to round-off
 (``2e-8`` relative where the objective is flat at that level, ``1e-12`` elsewhere) in
 about a fifth of the passes over the spectrum, and no host synchronization. The lower
 bound is the mirror image (``v z`` replaced by ``-v z``, the result negated). A fixed

@@ -78,7 +78,12 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
 
     Pending points (``X_pending``): as GP-BUCB (Desautels et al. 2014), the mean and
     radius stay those of the real observations and only ``rho_alpha`` is computed on the
-    training inputs plus the pending points (``hallucination.py``).
+    training inputs plus the pending points (``hallucination.py``; kept for the last
+    ``X_pending``).
+
+    The one bound of ``base`` for one task: its spectrum object (``gram_spectrum``) is
+    ``spectra.GramCacheSpectrum``; ``MultiTaskMartingaleMixtureBound`` with one task and
+    ``B = [[1]]`` gives the same bounds to round-off.
 
     ``.to(device)`` moves the data and caches; the dtype stays float64. ``state_dict``
     holds the kernel, the input transform, the data and the defining numbers (``B``,

@@ -69,10 +69,14 @@ class MultiTaskMartingaleMixtureBound(MartingaleMixtureBoundBase):
     task-indexed (``train_Y`` ``t x 1`` with ``train_tasks``; paper 001); the bound keeps
     the kind it was built with (``append_observations`` takes the same kind).
 
+    The one bound of ``base`` with the scalar observations as data: its spectrum
+    object (``gram_spectrum``) is ``kronecker.KroneckerSpectrum`` for one ICM term and
+    full vectors (``kronecker_route``), ``spectra.DenseSpectrum`` otherwise.
+
     Pending points (``X_pending``, full-vector data): as GP-BUCB (Desautels et al. 2014)
     the mean and radius stay those of the real observations and only ``rho_alpha`` is
-    computed as if all tasks had been observed at the pending points; the result is a
-    score for choosing the next point, not itself a bound.
+    computed as if all tasks had been observed at the pending points (kept for the last
+    ``X_pending``); the result is a score for choosing the next point, not itself a bound.
 
     ``state_dict`` holds the kernel, the scalar observations and the defining numbers;
     ``load_state_dict`` rebuilds the rest (``state.py``).
