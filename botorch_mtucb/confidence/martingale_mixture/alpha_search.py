@@ -25,13 +25,13 @@ pass for all three; a step that leaves the bracket, meets negative curvature or 
 not halve the step before last is a bisection, as in Numerical Recipes' ``rtsafe``):
 the objective is empirically quasiconvex (Section 4.3), and any ``alpha`` gives a valid
 bound, so a poor search only loosens it. Against a golden-section search to ``4e-7``
-decades (this module until issue 14, 54 evaluations) the values agree to round-off
+decades (54 evaluations) the values agree to round-off
 (``2e-8`` relative where the objective is flat at that level, ``1e-12`` elsewhere) in
 about a fifth of the passes over the spectrum, and no host synchronization. The lower
 bound is the mirror image (``v z`` replaced by ``-v z``, the result negated). A fixed
 grid of alphas (DMM-UCB, Section 5.4) takes the minimum over the grid instead
-(``minimize_over_grid``). ``KroneckerSpectralDual`` is the same search for full-vector
-ICM data without the ``(N F) x (n t)`` projections.
+(``minimize_over_grid``). ``kronecker.KroneckerSpectralDual`` is the same search for
+full-vector ICM data without the ``(N F) x (n t)`` projections.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from torch import Tensor
 from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum, radius_tilde_squared
 
 GRID_PER_DECADE = 8  # the grid that brackets the minimum (evaluated by matrix products)
-SERIES_TERMS = 32  # KroneckerSpectralDual: (10^(1/8) - 1)^32 = 5e-16
 NEWTON_STEPS = 3  # safeguarded Newton steps from the best grid point (quadratic convergence)
 BASE_MARGIN = 1e-2  # the search starts at least two decades below sigma^2 / c
 ROUND_OFF_FLOOR = 1e-12  # ... but not below 1e-12 lambda_max
@@ -248,177 +247,6 @@ class SpectralDual:
         value = self(s.exp())
         better = value < best_value
         return torch.where(better, s, best_log).exp(), torch.where(better, value, best_value)
-
-
-class KroneckerSpectralDual(SpectralDual):
-    r"""``SpectralDual`` for functionals of full-vector ICM data on the Kronecker route,
-    at ``O(t n + n F)`` per point and ``alpha``: never the ``(N F) x (n t)`` projections.
-
-    ``K_t (x) B`` has the eigenvalues ``lambda_a mu_j``, ``z = vec(Z)`` with ``Z = U_K^T Y
-    U_B`` and, for the functional ``w`` at ``x``, the projection ``p (x) q`` (``p = U_K^T
-    k_t(x)``, ``q = U_B^T B w``). At one ``alpha`` shared by all points, with ``G_{aj} = 1
-    / (lambda_a mu_j + alpha)``, the sums of eq. (12) are matrix products: the mean ``p (G
-    o Z) q^T``, the explained variance ``p^2 G (q^2)^T``, the data fit ``sum Z^2 o G``
-    (``grid_values``). The Newton steps of ``minimize`` need one ``alpha`` per point and
-    functional; they read the same sums as power series around the pair's best grid
-    point ``alpha_c``: with ``v = 1 - alpha / alpha_c`` and ``g = alpha_c / (lambda +
-    alpha_c)`` in ``(0, 1]``, ``1 / (lambda + alpha) = alpha_c^{-1} sum_{k >= 1} g^k
-    v^{k - 1}``, whose coefficients are the matrix products above with ``g^k`` in place
-    of ``G`` (``k = 1 ... SERIES_TERMS``; scaled by ``alpha_c^k`` so that no power
-    overflows when ``lambda + alpha_c`` is tiny, e.g. eigenvalues at round-off and
-    small noise). The bracket of a pair lies within a grid step of ``alpha_c``, ``|v| <=
-    r`` with ``r = 10^{1 / GRID_PER_DECADE} - 1``, so the series converges geometrically
-    and ``SERIES_TERMS`` terms reach ``r^K < 1e-15``: the values are those of eq. (12)
-    to round-off, for every pair at the cost of a few shared ``alpha`` (the distinct
-    ``alpha_c``, for the points whose pairs use them).
-
-    Args:
-        spectrum: The spectrum of ``K_t (x) B`` (``GramSpectrum``; ``rotated_y`` is
-            ``vec(Z)``, row-major ``t x n``; its eigenvectors are not used).
-        radius_sq, rkhs_norm_bound: As ``SpectralDual``.
-        sign: ``1`` for upper bounds, ``-1`` for lower bounds.
-        data_factor: ``p`` (``N x t``; gradients flow through it).
-        task_factor: ``q`` (``F x n``).
-        data_eigenvalues, task_eigenvalues: ``lambda`` (``t``) and ``mu`` (``n``).
-        prior_variance: ``w^T Gamma(x, x) w`` (``N x F``).
-
-    The points of the dual are the ``N F`` pairs, row-major (``(N F)`` vectors).
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
-        ...     KroneckerSpectralDual)
-        >>> from botorch_mtucb.confidence.martingale_mixture.radius import GramSpectrum
-        >>> f64 = dict(dtype=torch.float64)
-        >>> lam, mu = torch.tensor([1.0, 0.5], **f64), torch.ones(1, **f64)
-        >>> spectrum = GramSpectrum(lam, None, torch.tensor([0.3, -0.1], **f64))
-        >>> dual = KroneckerSpectralDual(spectrum, torch.tensor(1.0, **f64), 2.0, 1.0,
-        ...     torch.tensor([[0.4, 0.2]], **f64), torch.ones(1, 1, **f64), lam, mu,
-        ...     torch.ones(1, 1, **f64))
-        >>> alpha, value = dual.minimize(base_alpha=0.1)
-        >>> bool(torch.isclose(dual.dense()(alpha), value, rtol=1e-12))
-        True
-    """
-
-    def __init__(
-        self,
-        spectrum: GramSpectrum,
-        radius_sq: Tensor,
-        rkhs_norm_bound: float,
-        sign: float,
-        data_factor: Tensor,
-        task_factor: Tensor,
-        data_eigenvalues: Tensor,
-        task_eigenvalues: Tensor,
-        prior_variance: Tensor,
-    ) -> None:
-        self.spectrum = spectrum
-        self.variance_eigenvalues = None
-        self.radius_sq = radius_sq
-        self.rkhs_norm_bound = rkhs_norm_bound
-        self.sign = sign
-        self.data_factor, self.task_factor = data_factor, task_factor
-        self.prior_variance = prior_variance.reshape(-1)
-        self.products = data_eigenvalues[:, None] * task_eigenvalues  # t x n
-        self.rotated_Y = spectrum.rotated_y.reshape(self.products.shape)  # Z
-        self._centers: Tensor | None = None  # each pair's alpha_c (N F)
-        self._series: tuple[Tensor, Tensor, Tensor] | None = None
-
-    def dense(self) -> SpectralDual:
-        """The same dual on the materialized ``(N F) x (n t)`` projections (``O(N F n
-        t)`` memory; for tests and small cases)."""
-        N, F = self.data_factor.shape[0], self.task_factor.shape[0]
-        p, q = self.data_factor, self.task_factor
-        projected = (p[:, None, :, None] * q[None, :, None, :]).reshape(N * F, -1)
-        return SpectralDual(
-            self.spectrum, self.radius_sq, self.rkhs_norm_bound,
-            self.sign * projected * self.spectrum.rotated_y, projected**2, self.prior_variance,
-        )  # fmt: skip
-
-    def grid_values(self, alphas: Tensor) -> Tensor:
-        """The objective for each ``alpha`` of a shared grid (``G``), ``(N F) x G``, by
-        matrix products (``O(G (N t n + N n F))``)."""
-        p, q = self.data_factor, self.task_factor
-        inverse = 1.0 / (self.products + alphas[:, None, None])  # G x t x n
-        mean = (p @ (inverse * self.rotated_Y)) @ q.mT  # G x N x F
-        explained = ((p * p) @ inverse) @ (q * q).mT
-        G = alphas.shape[0]
-        mean = self.sign * mean.reshape(G, -1).mT  # (N F) x G
-        std = posterior_std(self.prior_variance.unsqueeze(-1), explained.reshape(G, -1).mT)
-        data_fit = alphas * (inverse * self.rotated_Y**2).sum((-2, -1))  # G
-        rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alphas, data_fit)
-        return dual_value(mean, std, rt2, alphas)
-
-    def prepare_refinement(self, log_alphas: Tensor) -> None:
-        """Expand the sums around each pair's best grid ``alpha`` (``(N F)``)."""
-        self._centers = log_alphas.exp()
-        self._series = None
-
-    def _coefficients(self) -> tuple[Tensor, Tensor, Tensor]:
-        """The scaled series coefficients (``alpha_c^k`` times those of ``(lambda +
-        alpha_c)^{-k}``) of the mean, explained variance and data fit at each pair's
-        centre: three ``(N F) x K`` tensors (cached when gradients are off)."""
-        if self._series is not None and not torch.is_grad_enabled():
-            return self._series
-        p, q = self.data_factor, self.task_factor
-        N, F, K = p.shape[0], q.shape[0], SERIES_TERMS
-        centers = self._centers.reshape(N, F)
-        mean = p.new_zeros(N, F, K)
-        explained = p.new_zeros(N, F, K)
-        fit = p.new_zeros(N, F, K)
-        for center in torch.unique(centers):  # a few distinct grid points
-            uses = centers == center  # N x F
-            rows = uses.any(-1).nonzero().squeeze(-1)
-            ratio = center / (self.products + center)  # t x n, in (0, 1]
-            powers = torch.cumprod(ratio.expand(K, *ratio.shape), dim=0)  # K x t x n: g^k
-            p_rows = p[rows]
-            m = ((p_rows @ (powers * self.rotated_Y)) @ q.mT).permute(1, 2, 0)  # R x F x K
-            e = (((p_rows * p_rows) @ powers) @ (q * q).mT).permute(1, 2, 0)
-            d = (powers * self.rotated_Y**2).sum((-2, -1))  # K
-            here = uses[rows].unsqueeze(-1)
-            mean = mean.index_put((rows,), torch.where(here, m, mean[rows]))
-            explained = explained.index_put((rows,), torch.where(here, e, explained[rows]))
-            fit = fit.index_put((rows,), torch.where(here, d.expand_as(m), fit[rows]))
-        series = (self.sign * mean.reshape(N * F, K), explained.reshape(N * F, K))
-        series = (*series, fit.reshape(N * F, K))
-        if not torch.is_grad_enabled():
-            self._series = series
-        return series
-
-    def _sums(self, alpha: Tensor) -> tuple[tuple[Tensor, Tensor, Tensor], ...]:
-        """Each sum and its first two ``alpha``-derivatives at ``alpha`` (``(N F)``)."""
-        K = SERIES_TERMS
-        center = self._centers
-        v = 1.0 - alpha / center  # the series variable: (lambda + alpha)^-1 in powers of v
-        k = torch.arange(K, dtype=v.dtype, device=v.device)
-        powers = v.unsqueeze(-1) ** k  # (N F) x K: v^(k-1) for the k-th coefficient
-        lower = torch.cat([torch.zeros_like(powers[:, :1]), powers[:, :-1]], -1)  # v^(k-2)
-        lowest = torch.cat([torch.zeros_like(powers[:, :2]), powers[:, :-2]], -1)  # v^(k-3)
-        result = []
-        for coefficients in self._coefficients():
-            value = (coefficients * powers).sum(-1) / center
-            first = -(coefficients * k * lower).sum(-1) / center**2  # d/d alpha = -d/dv / c
-            second = (coefficients * k * (k - 1) * lowest).sum(-1) / center**3
-            result.append((value, first, second))
-        return tuple(result)
-
-    def log_derivatives(self, alpha: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """As ``SpectralDual.log_derivatives``, from the series (``(N F)``)."""
-        mean, explained, fit = self._sums(alpha)
-        return dual_log_derivatives(
-            alpha, mean, explained, fit, self.radius_sq, self.rkhs_norm_bound,
-            self.prior_variance,
-        )  # fmt: skip
-
-    def __call__(self, alpha: Tensor) -> Tensor:
-        """The objective at one ``alpha`` per pair (``(N F)``) within a grid step of the
-        pairs' centres (after ``minimize``), from the series; gradients flow to ``p``."""
-        if self._centers is None:
-            raise RuntimeError("call minimize first: the series are centred at its grid")
-        (mean, _, _), (explained, _, _), (fit, _, _) = self._sums(alpha)
-        std = posterior_std(self.prior_variance, explained)
-        rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alpha, alpha * fit)
-        return dual_value(mean, std, rt2, alpha)
 
 
 def dual_log_derivatives(

@@ -14,8 +14,11 @@ the mean ``mu_alpha`` and the radius ``R~_alpha`` are those of the real observat
 hallucinated value equal to the mean leaves ``mu_alpha`` unchanged), and ``rho^P_alpha``
 is the posterior standard deviation with regularization ``alpha`` on the training
 inputs *and* the pending points ``P``. ``PendingInputs`` holds what ``rho^P_alpha``
-needs: the augmented Gram matrix, its spectrum (exact bound) and its regularized
-Cholesky factors (grid and analytic bounds).
+needs: the augmented Gram matrix, its spectrum (exact bounds; the multi-task bounds'
+grid bounds too) and its regularized Cholesky factors (the single-task grid and
+analytic bounds). A bound keeps the last one (``base``), its spectrum object builds it
+(``spectra``, ``kronecker``): the multi-task bounds hallucinate every task at a pending
+point.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ class PendingInputs:
 
     Args:
         key: The pending points as given (``m x d``, user space), to recognise them.
-        inputs: ``(t + m) x d'`` training and pending inputs in the kernel's space.
-        gram: Their ``(t + m) x (t + m)`` Gram matrix (float64).
+        inputs: The rows of the training and pending inputs in the kernel's space
+            (``(t + m) x d``; for a spectrum object of scalar observations, their ``(x,
+            task)`` rows).
+        gram: Their Gram matrix (float64).
 
     Example:
         >>> import torch

@@ -18,7 +18,7 @@ W^T`` (a ``u x u`` eigen-decomposition), an orthonormal eigenbasis of ``K_t`` is
   W`` (and a zero for the folded null slot).
 
 The cost is ``O(u^3 + t d)`` per spectrum instead of ``O(t^3)``; the values are those
-of the ``t x t`` route to round-off (issue 14: the finite-domain loop of MT-CMM-UCB).
+of the ``t x t`` route to round-off (the finite-domain loop of MT-CMM-UCB).
 When the inputs are all distinct the ``t x t`` route is taken unchanged.
 """
 

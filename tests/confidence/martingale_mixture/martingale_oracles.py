@@ -9,6 +9,7 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+import pytest
 import torch
 from gpytorch.kernels import MaternKernel, RBFKernel
 
@@ -109,3 +110,26 @@ def socp_bound_features(K, kx, kxx, y, radius, norm, upper=True, tolerance=1e-12
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return cp.Problem(sense, constraints).solve(solver=cp.CLARABEL, **options)
+
+
+# ---------------------------------------------------------------- spectrum objects
+def assert_spectrum_matches_gram(spectra, bound, K, y, X, W, representer, alphas) -> None:
+    """A bound's spectrum object (``spectra``) against the dense Gram matrix ``K`` (``M x
+    M``) of its scalar observations ``y`` (``M``): every sum over the spectrum that the
+    bounds read equals its dense formula, ``R_t^2`` of eq. (8), ``alpha y^T (K + alpha
+    I)^{-1} y`` and, for the representers ``k_L`` (``N x F x M``) of the functionals
+    ``W`` at ``X``, ``k_L^T (K + alpha I)^{-1} y`` and ``k_L^T (K + alpha I)^{-1} k_L``."""
+    spectrum = spectra.spectrum(bound)
+    z, lam = spectrum.rotated_y.numpy(), spectrum.eigenvalues.numpy()
+    expected = dense_radius_squared(K, y, bound.noise_std, bound.mixture_scale, bound.delta)
+    assert float(spectra.radius_squared(bound)) == pytest.approx(expected, rel=1e-9)
+    projected = spectra.projection(bound, X, W).detach().numpy()  # N x F x r
+    for alpha in alphas:
+        inverse = np.linalg.inv(K + alpha * np.eye(len(y)))
+        fit = float(spectra.data_fit(bound, torch.tensor([alpha], dtype=torch.float64))[0])
+        assert fit == pytest.approx(alpha * y @ inverse @ y, rel=1e-9)
+        mean = (projected * z / (lam + alpha)).sum(-1)
+        explained = (projected**2 / (lam + alpha)).sum(-1)
+        np.testing.assert_allclose(mean, representer @ inverse @ y, rtol=1e-9, atol=1e-11)
+        dense = np.einsum("nfm,mk,nfk->nf", representer, inverse, representer)
+        np.testing.assert_allclose(explained, dense, rtol=1e-9, atol=1e-11)

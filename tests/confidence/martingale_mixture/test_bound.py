@@ -129,13 +129,13 @@ def test_recursive_updates_equal_a_fresh_bound():
     assert float(bound.radius_squared) == pytest.approx(float(fresh.radius_squared), rel=1e-10)
     K = gram(kernel, X, X)
     for alpha in grid:
-        index = bound.cache.index(alpha)
-        factor = bound.cache.factors[int(index)]
+        index = bound.gram_spectrum.cache.index(alpha)
+        factor = bound.gram_spectrum.cache.factors[int(index)]
         inverse = factor.solve_spd(torch.eye(150, dtype=torch.float64))
         expected = np.linalg.inv(K + alpha * np.eye(150))
         assert np.allclose(inverse.numpy(), expected, rtol=1e-7, atol=1e-7)
         logdet = np.linalg.slogdet(np.eye(150) + K / alpha)[1]
-        assert float(bound.cache.log_det(index)) == pytest.approx(logdet, rel=1e-10)
+        assert float(bound.gram_spectrum.cache.log_det(index)) == pytest.approx(logdet, rel=1e-10)
     for alphas in (None, grid, 0.01):
         assert torch.allclose(bound.upper(test_X, alphas), fresh.upper(test_X, alphas), rtol=1e-8)
         assert torch.allclose(bound.lower(test_X, alphas), fresh.lower(test_X, alphas), rtol=1e-8)
@@ -202,8 +202,11 @@ def test_to_moves_the_bound_and_keeps_float64():
     grid = [0.003, 0.03]
     before = [bound.upper(test_X, alphas) for alphas in (None, grid)]
     assert bound.to(torch.float32) is bound
-    assert bound.train_X.dtype == torch.float64 and bound.cache.gram.dtype == torch.float64
-    assert all(factor.buffer.dtype == torch.float64 for factor in bound.cache.factors)
+    assert (
+        bound.train_X.dtype == torch.float64
+        and bound.gram_spectrum.cache.gram.dtype == torch.float64
+    )
+    assert all(factor.buffer.dtype == torch.float64 for factor in bound.gram_spectrum.cache.factors)
     bound.to("cpu").float().double()
     after = [bound.upper(test_X, alphas) for alphas in (None, grid)]
     for value, again in zip(before, after):
@@ -216,12 +219,12 @@ def test_a_grid_of_more_than_max_alphas_is_refused_before_anything_is_computed()
     3 GB. Every public method that takes alphas refuses more than MAX_ALPHAS first."""
     kernel, X, Y, test_X = instance("rbf", t=12, seed=3)
     bound = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA)
-    cached = bound.cache.alphas.tolist()
+    cached = bound.gram_spectrum.cache.alphas.tolist()
     for alphas in (torch.logspace(-4, 2, 101), [0.01] * 3000, torch.ones(10**6)):
         for call in (bound.upper, bound.lower, bound.optimal_alpha, bound.radius_tilde_squared):
             args = (alphas,) if call == bound.radius_tilde_squared else (test_X, alphas)
             with pytest.raises(ValueError, match=r"alphas must hold at most MAX_ALPHAS = 100 "):
                 call(*args)
-    assert bound.cache.alphas.tolist() == cached
+    assert bound.gram_spectrum.cache.alphas.tolist() == cached
     grid = torch.logspace(-4, 2, 100, dtype=torch.float64)  # the limit itself is accepted
     assert torch.isfinite(bound.upper(test_X, alphas=grid)).all()

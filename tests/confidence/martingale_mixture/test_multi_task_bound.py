@@ -358,9 +358,9 @@ def test_bad_pending_points_and_weights_are_named():
     bound = MultiTaskMartingaleMixtureBound(
         X, Y, rbf(0.4), torch.as_tensor(ICM_B), NORM, SIGMA, DELTA
     )
-    with pytest.raises(ValueError, match=r"X_pending must have shape batch x 2"):
+    with pytest.raises(ValueError, match=r"X_pending must have shape m x 2"):
         bound.upper(test_X, X_pending=torch.ones(2, 3, dtype=torch.float64))
-    with pytest.raises(ValueError, match="X_pending must not contain NaN"):
+    with pytest.raises(ValueError, match=r"X_pending must be finite \(no NaN or inf\)"):
         bound.upper(test_X, X_pending=torch.full((2, 2), float("nan"), dtype=torch.float64))
     with pytest.raises(TypeError, match="weights must be None, a tensor or a sequence"):
         bound.upper(test_X, weights="abc")

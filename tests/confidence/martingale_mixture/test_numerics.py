@@ -102,7 +102,10 @@ def high_precision_bounds(bound, test_X, alphas, digits=40):
     that a float64 computation on that Gram matrix approximates."""
     mpmath = pytest.importorskip("mpmath")
     with mpmath.workdps(digits):
-        t, gram_matrix = bound.num_observations, mpmath.matrix(bound.cache.gram.tolist())
+        t, gram_matrix = (
+            bound.num_observations,
+            mpmath.matrix(bound.gram_spectrum.cache.gram.tolist()),
+        )
         y = [mpmath.mpf(v) for v in bound.train_Y.reshape(-1).tolist()]
 
         def forward(factor, rhs):  # L^{-1} rhs for a lower triangular L
@@ -121,7 +124,7 @@ def high_precision_bounds(bound, test_X, alphas, digits=40):
         log_det = 2 * sum(mpmath.log(factor[i, i]) for i in range(t)) - t * mpmath.log(s)
         radius_sq = s * sum(v**2 for v in whitened_y) + sigma2 * log_det
         radius_sq += 2 * sigma2 * mpmath.log(1 / mpmath.mpf(DELTA))
-        prior, cross = bound._prior_terms(test_X)
+        prior, cross = bound.gram_spectrum.prior_terms(bound, test_X)
         upper = [mpmath.inf] * len(prior)
         for alpha in map(mpmath.mpf, alphas):
             factor, whitened_y = whitened(alpha)
@@ -196,8 +199,10 @@ def test_exact_grid_analytic_order_at_alpha_1e_minus_8():
     bound = MartingaleMixtureBound(X, Y, kernel, 1.05 * B, noise, DELTA)
     alpha = noise**2
     assert alpha < 1e-10 * float(bound.spectrum().eigenvalues.max())  # the former floor
-    prior, cross = bound._prior_terms(test_X)
-    explained = bound.cache.explained_variance(bound.cache.index(alpha), cross)[:, 0]
+    prior, cross = bound.gram_spectrum.prior_terms(bound, test_X)
+    explained = bound.gram_spectrum.cache.explained_variance(
+        bound.gram_spectrum.cache.index(alpha), cross
+    )[:, 0]
     assert ((prior - explained) >= 0).all()
     grid = [m * alpha for m in (0.1, 0.3, 1.0, 3.0, 10.0)]
     exact_u, grid_u, analytic_u = (bound.upper(test_X, a) for a in (None, grid, alpha))
@@ -298,8 +303,8 @@ def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, 
     from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound
     from botorch_mtucb.confidence.martingale_mixture import (
         alpha_search,
-        bound,
-        multi_task_bound,
+        kronecker,
+        spectra,
     )
 
     kernel, X, Y, test_X, _ = small_noise_instance(0.1, False, t=8, num_test=4)
@@ -322,7 +327,7 @@ def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, 
         std.view(-1)[1] = torch.nan
         return std
 
-    for module in (alpha_search, bound, multi_task_bound):
+    for module in (alpha_search, kronecker, spectra):
         monkeypatch.setattr(module, "posterior_std", nan_std)
     for method in ("upper", "lower"):
         with pytest.raises(FloatingPointError, match=f"{method} bound is not finite at"):

@@ -101,7 +101,7 @@ def test_distinct_inputs_keep_first_appearance_and_counts():
 def test_multi_task_bound_on_repeated_inputs_equals_cvxpy():
     points, X, Y = repeated(14, 5, 3, seed=4)
     bound = MultiTaskMartingaleMixtureBound(X, Y, kernel(), torch.as_tensor(B3), NORM, SIGMA, DELTA)
-    assert bound.kronecker_route and bound._spectral_inputs.shape[0] == 5
+    assert bound.kronecker_route and bound.gram_spectrum.spectral_inputs.shape[0] == 5
     Xn = X.numpy()
     K = np.kron(se(Xn, Xn, 0.4), B3)
     y = Y.numpy().reshape(-1)
