@@ -77,35 +77,6 @@ from botorch_mtucb.utils.checks import (
 )
 
 
-def data_rkhs_norm_bound(model: Model, noise_std: float | None, delta: float) -> float:
-    r"""``B`` chosen from a single-output model's data (``norm_choice``): ``max(
-    ||mu_t||_H, sigma / sqrt(max k(x_i, x_i)))`` in transformed units, with ``mu_t`` the
-    posterior mean of the zero-mean GP on the centered transformed targets and
-    ``sigma`` the likelihood's noise level unless given (for fixed per-point noise the
-    largest, as ``MartingaleMixtureBound.from_model``). A practical choice without
-    the theorems' guarantee (they need ``B`` fixed in advance).
-
-    Raises:
-        TypeError, ValueError: For a model that ``models.single_output_data`` refuses,
-            no training data, or training targets whose sum of squares overflows.
-
-    Example:
-        >>> import torch
-        >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.acquisition.single_task_ucb import data_rkhs_norm_bound
-        >>> X = torch.rand(10, 2, dtype=torch.float64)
-        >>> B = data_rkhs_norm_bound(SingleTaskGP(X, X.sum(-1, keepdim=True)), None, 0.01)
-        >>> B > 0
-        True
-    """
-    data = single_output_data(model)
-    _check_targets(data.centered_Y, data.num_observations, True)
-    if noise_std is None:
-        noise_std = float(data.noise_variance.max()) ** 0.5  # valid for every point
-    gram = data.gram().double()
-    return choose_rkhs_norm_bound(gram, data.centered_Y.double(), noise_std, delta)
-
-
 def joint_width(
     family: str,
     model: Model,
@@ -214,21 +185,24 @@ class _SingleTaskWidthUCB(TaskConditionedUCB):
         scalarized = is_scalarized_multi_output(member, posterior_transform)
         check_posterior_transform(posterior_transform, member.num_outputs if scalarized else 1)
         from_data = rkhs_norm_bound is None
-        if scalarized or is_single_task_multi_task_gp(member):  # one scalar GP on X x [n]
+        joint = scalarized or is_single_task_multi_task_gp(member)
+        if joint:  # one scalar GP on X x [n]
             input_dim = model_input_dim(member)
             K, Sigma, y = joint_training_data(member)
-            _check_targets(y, K.shape[-1], from_data)
-            if from_data:
-                sigma = math.sqrt(float(Sigma.diagonal().max())) if noise_std is None else noise_std
-                rkhs_norm_bound = choose_rkhs_norm_bound(K.double(), y.double(), sigma, delta)
-            width = joint_width(family, member, rkhs_norm_bound, noise_std, delta, eta)
+            noise_variance, gram = Sigma.diagonal(), lambda: K
         else:
             check_single_output(member, "model")
             data = single_output_data(member)  # the model checks first
-            input_dim = data.input_dim
-            _check_targets(data.centered_Y, data.num_observations, from_data)
-            if from_data:
-                rkhs_norm_bound = data_rkhs_norm_bound(member, noise_std, delta)
+            input_dim, y, noise_variance, gram = (
+                data.input_dim, data.centered_Y, data.noise_variance, data.gram,
+            )  # fmt: skip
+        _check_targets(y, y.numel(), from_data)
+        if from_data:  # B from the data: norm_choice, sigma the largest noise level if not given
+            sigma = math.sqrt(float(noise_variance.max())) if noise_std is None else noise_std
+            rkhs_norm_bound = choose_rkhs_norm_bound(gram().double(), y.double(), sigma, delta)
+        if joint:
+            width = joint_width(family, member, rkhs_norm_bound, noise_std, delta, eta)
+        else:
             width = self._model_width(member, family, rkhs_norm_bound, noise_std, delta, eta)
         self.input_dim = input_dim
         super().__init__(model, 0, width, None, X_pending, maximize)
@@ -282,7 +256,8 @@ class IGPUCB(_SingleTaskWidthUCB):
     transformed training data and ``lambda`` its noise variance (``igp_ucb_width`` with a
     model; Chowdhury & Gopalan 2017, Theorem 2, for the kernel ``(1 + eta) k / lambda``).
     ``B`` and ``sigma`` are in the transformed units (after ``Standardize``);
-    ``rkhs_norm_bound=None`` chooses ``B`` from the data (``data_rkhs_norm_bound``, a
+    ``rkhs_norm_bound=None`` chooses ``B`` from the data (``norm_choice.choose_rkhs_norm_bound``
+    on the model's Gram matrix and centered targets, ``sigma`` the largest noise level: a
     practical choice without the theorem's guarantee). The width multiplies the
     standard deviation directly (not BoTorch's ``sqrt(beta)``).
 

@@ -86,7 +86,8 @@ class Policy(Protocol):
 
     Optional methods: ``diagnostics()`` (a dict of numbers recorded with each round)
     and ``settings()`` (the parameters that change the policy's behaviour, stored in
-    the run file's header and checked on resume).
+    the run file's header and checked on resume; ``None``: none). The package's UCB
+    policies are ``ConfidencePolicy`` s (a confidence rule and a round protocol).
 
     Example:
         >>> from botorch_mtucb.bandits import Policy, RandomPolicy

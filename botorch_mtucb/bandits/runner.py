@@ -94,7 +94,7 @@ def run_policy(
         policy: The algorithm (``select`` / ``update``; optional ``diagnostics()``
             returning a dict of numbers recorded with each round, and optional
             ``settings()`` returning the parameters that change its behaviour, stored
-            in the file's header and checked on resume).
+            in the file's header and checked on resume; ``None``: none).
         environment: The problem's bandit protocol (``context``, ``observe``, ``regret``;
             ``action_type`` when its actions are structured, see ``Action``).
         horizon: Number of rounds ``T >= 1``.
@@ -141,8 +141,9 @@ def run_policy(
     # No horizon in the header: round t does not depend on the horizon, so a run to a
     # longer horizon resumes a shorter one (and a shorter one reads a prefix).
     header: dict[str, Any] = {"policy": policy.name, "seed": int(seed)}
-    if hasattr(policy, "settings"):  # parameters that change what the policy does
-        header["settings"] = _jsonable(policy.settings())
+    settings = policy.settings() if hasattr(policy, "settings") else None
+    if settings is not None:  # parameters that change what the policy does
+        header["settings"] = _jsonable(settings)
     run_file = None if path is None else RunFile(path, header)
     records = [] if run_file is None else run_file.read()[:horizon]  # reading writes nothing
     if len(records) == horizon and not replay_finished:

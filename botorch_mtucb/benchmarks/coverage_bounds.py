@@ -52,11 +52,16 @@ from botorch_mtucb.acquisition.scalarized_ucb import (
     posterior_mean_and_covariance,
 )
 from botorch_mtucb.bandits import (
-    MultiTaskBudgetedKernelizedBandit,
-    MultiTaskKernelizedBandit,
-    MultiTaskUCB,
+    AgnosticWidth,
+    DataDependentLargeBWidth,
+    ImprovedWidth,
+    LargeBWidth,
+    NaiveWidth,
+    SmallBWidth,
     confidence_rule,
 )
+from botorch_mtucb.bandits.scalarized import mt_bkb, mt_kb
+from botorch_mtucb.bandits.task_indexed import mt_ucb
 from botorch_mtucb.benchmarks.coverage_truths import KernelExpansion
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
@@ -163,13 +168,13 @@ class ScalarizedTracker:
     def mt_kb(cls, setup: RunSetup, rkhs_norm_bound: float, delta: float) -> ScalarizedTracker:
         """MT-KB (Algorithm 1 and Theorem 2 of paper 000) on the setup's ICM kernel."""
         arguments = cls._policy_arguments(setup, rkhs_norm_bound, delta)
-        return cls(setup, MultiTaskKernelizedBandit(*arguments))
+        return cls(setup, mt_kb(*arguments))
 
     @classmethod
     def mt_bkb(cls, setup: RunSetup, rkhs_norm_bound: float, delta: float) -> ScalarizedTracker:
         """MT-BKB (Algorithm 2 and Theorem 3 of paper 000), ``q`` of Theorem 3 for ``T``."""
         arguments = cls._policy_arguments(setup, rkhs_norm_bound, delta)
-        policy = MultiTaskBudgetedKernelizedBandit(*arguments, SKETCH_EPS, horizon=setup.horizon)
+        policy = mt_bkb(*arguments, SKETCH_EPS, horizon=setup.horizon)
         return cls(setup, policy)
 
     @staticmethod
@@ -193,7 +198,7 @@ class ScalarizedTracker:
         self.scalarization = LinearScalarization(weights)
         with torch.no_grad():
             mean, covariance = posterior_mean_and_covariance(
-                self.policy.model, self.setup.candidates.unsqueeze(-2)
+                self.policy.rule.model, self.setup.candidates.unsqueeze(-2)
             )
         radius = float(self.policy.diagnostics()["width"]) * largest_eigenvalue_sqrt(covariance)
         ucb = self.scalarization(mean) + self.scalarization.lipschitz_constant * radius
@@ -220,18 +225,19 @@ class TaskIndexedTracker:
         >>> kernel = make_kernel("rbf", 0.2)
         >>> truth = sample_related_tasks(kernel, 1, 3, 1.0, 0.3, torch.Generator())
         >>> setup = RunSetup(kernel, torch.rand(5, 1, dtype=torch.float64), truth, 0.1, 10)
-        >>> tracker = TaskIndexedTracker(setup, "new", 1.0, 0.25)
+        >>> from botorch_mtucb.bandits import ImprovedWidth
+        >>> tracker = TaskIndexedTracker(setup, ImprovedWidth, 1.0, 0.25)
         >>> ucb, margin = tracker.evaluate(torch.Generator())
         >>> ucb.shape, margin.shape  # one task's UCB; every task's margins
         (torch.Size([5]), torch.Size([3, 5]))
     """
 
     def __init__(
-        self, setup: RunSetup, width_rule: str, rkhs_norm_bound: float, delta: float
+        self, setup: RunSetup, width: type[AgnosticWidth], rkhs_norm_bound: float, delta: float
     ) -> None:
         self.setup = setup
         self.observation_size = 1
-        self.policy = MultiTaskUCB(
+        self.policy = mt_ucb(
             FiniteDomain(setup.candidates),
             setup.kernel,
             KERNEL_PARAMETER_001,
@@ -239,14 +245,14 @@ class TaskIndexedTracker:
             setup.truth.task_deviation(),
             delta=delta,
             noise_std=setup.noise_std,
-            width_rule=width_rule,
+            width=width,
             num_tasks=setup.num_tasks,
         )
 
     def evaluate(self, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """The revealed task's UCB (``N``) and every task's margins (``n x N``)."""
         self.task = int(torch.randint(self.setup.num_tasks, (1,), generator=generator))
-        posterior = self.policy.regression.posterior
+        posterior = self.policy.rule.regression.posterior
         tasks = range(self.setup.num_tasks)
         mean = torch.stack([posterior.mean(i) for i in tasks])  # n x N
         width = self.policy.diagnostics()["width"]
@@ -415,8 +421,10 @@ class BoundCase:
         return delta * self.delta_factor
 
 
-def _task_indexed(rule: str) -> Callable[[RunSetup, float, float], TaskIndexedTracker]:
-    return lambda setup, bound, delta: TaskIndexedTracker(setup, rule, bound, delta)
+def _task_indexed(
+    width: type[AgnosticWidth],
+) -> Callable[[RunSetup, float, float], TaskIndexedTracker]:
+    return lambda setup, bound, delta: TaskIndexedTracker(setup, width, bound, delta)
 
 
 def _kernel_ucb(method: str) -> Callable[[RunSetup, float, float], KernelUCBTracker]:
@@ -429,13 +437,13 @@ CASES: tuple[BoundCase, ...] = (
     BoundCase("MT-CMM (000)", "000", "002 Lem 4.2 on X x [n]", MultiTaskMixtureTracker.full_vector),
     *(
         BoundCase(
-            f"001 {rule}",
+            f"001 {width.key}",
             "001",
-            "001 Thm 1" + (", eqs 24+26" if "data" in rule else ""),
-            _task_indexed(rule),
+            "001 Thm 1" + (", eqs 24+26" if "data" in width.key else ""),
+            _task_indexed(width),
             delta_factor=0.5,
         )
-        for rule in ("new", "naive", "small_b", "large_b", "large_b_data_dependent")
+        for width in (ImprovedWidth, NaiveWidth, SmallBWidth, LargeBWidth, DataDependentLargeBWidth)
     ),
     BoundCase("MT-CMM (001)", "001", "002 Lem 4.2, 001 A.1", MultiTaskMixtureTracker.task_indexed),
     BoundCase("CMM (exact)", "002", "002 Lem 4.2, eq 12", _kernel_ucb("CMM-UCB")),

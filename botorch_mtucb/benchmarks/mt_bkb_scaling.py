@@ -56,11 +56,8 @@ from typing import Any
 
 import torch
 
-from botorch_mtucb.bandits import (
-    MultiTaskBudgetedKernelizedBandit,
-    MultiTaskKernelizedBandit,
-    ScalarizedEnvironment,
-)
+from botorch_mtucb.bandits import ScalarizedEnvironment
+from botorch_mtucb.bandits.scalarized import mt_bkb, mt_kb
 from botorch_mtucb.benchmarks.mt_bkb_builds import (
     BUILDS,
     MEMORY_METHOD,
@@ -121,21 +118,33 @@ def _policy_arguments(problem: MultiTaskProblem) -> tuple[Any, ...]:
     )
 
 
+def _use_model(policy: Any, model: Any, problem: MultiTaskProblem, track: bool) -> None:
+    """Put ``model`` (built on the first ``t - 1`` rows) into ``policy``'s width rule, its
+    width recomputed; with ``track``, the one-off setup of the finite domain's tracking
+    before the timed round, else the plain route."""
+    rule = policy.rule
+    rule.model, rule.width = model, rule.width_function(model)
+    if track:
+        model.track_candidates(problem.domain.points)
+    rule.candidates = None  # set up here (or not at all): the rule does not ask again
+
+
 def time_round(policy: Any, environment: ScalarizedEnvironment, t: int, x, y, repeats: int):
     """Median seconds of round ``t`` on copies of ``policy``: ``select`` (the UCB over the
     candidates) + ``update`` with ``(x, y)``; returns them and the last copy.
 
     Example:
-        >>> from botorch_mtucb.bandits import MultiTaskKernelizedBandit, ScalarizedEnvironment
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> from botorch_mtucb.bandits.scalarized import mt_kb
         >>> from botorch_mtucb.benchmarks.mt_bkb_builds import data
         >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import time_round
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> problem = rkhs_problem(2, seed=0)
         >>> X, Y = data(problem, 2)
-        >>> policy = MultiTaskKernelizedBandit(problem.make_data_kernel(), problem.task_covariance,
-        ...     problem.domain, problem.rkhs_norm_bound, problem.noise_std, problem.regularization)
+        >>> policy = mt_kb(problem.make_data_kernel(), problem.task_covariance, problem.domain,
+        ...                problem.rkhs_norm_bound, problem.noise_std, problem.regularization)
         >>> seconds, played = time_round(policy, ScalarizedEnvironment(problem), 1, X[0], Y[0], 1)
-        >>> played.model.train_X.shape[0]
+        >>> played.rule.model.train_X.shape[0]
         1
     """
     context = environment.context(t, torch.Generator().manual_seed(t))
@@ -181,7 +190,7 @@ def measure_mt_bkb(
         >>> 1 <= entry["dictionary_size"] <= 10
         True
     """
-    policy = MultiTaskBudgetedKernelizedBandit(*_policy_arguments(problem), EPS, accuracy=accuracy)
+    policy = mt_bkb(*_policy_arguments(problem), EPS, accuracy=accuracy)
 
     def build(_: Any) -> NystromVectorValuedGP:
         return NystromVectorValuedGP(
@@ -193,19 +202,15 @@ def measure_mt_bkb(
             accuracy=accuracy,
         )
 
-    build_seconds, policy.model = median_seconds(build, 1)
-    policy._width = policy.width()
-    if track:  # the one-off setup of a finite domain's tracking, before the timed round
-        policy._track_domain()
-    else:
-        policy._tracking_asked = True  # the plain route (the "before" of issue 14)
+    build_seconds, model = median_seconds(build, 1)
+    _use_model(policy, model, problem, track)
     seconds, played = time_round(policy, environment, t, X[t - 1], Y[t - 1], repeats)
     return {
         "seconds_per_step": seconds,
-        "dictionary_size": int(played.model.dictionary_size),
-        "embedding_dimension": played.model.embedding_dimension,
+        "dictionary_size": int(played.rule.model.dictionary_size),
+        "embedding_dimension": played.rule.model.embedding_dimension,
         "build_seconds": build_seconds,
-        "tracked": played.model.tracks_candidates,
+        "tracked": played.rule.model.tracks_candidates,
     }
 
 
@@ -235,7 +240,7 @@ def measure_mt_kb(
         >>> sorted(measure_mt_kb(problem, ScalarizedEnvironment(problem), X, Y, 10))
         ['build_seconds', 'seconds_per_step', 'tracked']
     """
-    policy = MultiTaskKernelizedBandit(*_policy_arguments(problem))
+    policy = mt_kb(*_policy_arguments(problem))
 
     def build(_: Any) -> VectorValuedGP:
         return VectorValuedGP(
@@ -246,12 +251,8 @@ def measure_mt_kb(
             problem.regularization,
         )
 
-    build_seconds, policy.model = median_seconds(build, 1)
-    policy._width = policy.width()
-    if track:  # the one-off setup of a finite domain's tracking, before the timed round
-        policy._track_domain()
-    else:
-        policy._tracking_asked = True  # the plain route (the "before" of issue 14)
+    build_seconds, model = median_seconds(build, 1)
+    _use_model(policy, model, problem, track)
     context = environment.context(t, torch.Generator().manual_seed(t))
     generator = torch.Generator().manual_seed(10_000 + t)
 
@@ -260,7 +261,7 @@ def measure_mt_kb(
         policy.update(X[t - 1], Y[t - 1], context, generator)
 
     seconds, _ = median_seconds(play, 1)
-    tracked = policy.model.tracks_candidates
+    tracked = policy.rule.model.tracks_candidates
     return {"seconds_per_step": seconds, "build_seconds": build_seconds, "tracked": tracked}
 
 

@@ -17,7 +17,7 @@ formed), beside
   candidates) at ``t = 200``, the baseline of the ratios;
 * the linear scalarized UCB on the Kronecker route (one functional ``w^T f(x)`` per
   candidate instead of ``n`` per-task bounds);
-* MT-CMM-UCB's step (``MultiTaskMartingaleMixtureBandit.screened_argmax``): the same
+* MT-CMM-UCB's step (``MultiTaskMartingaleMixtureRule.screened_argmax``): the same
   append, then the exact Chebyshev argmax over the candidates, computed where it can
   win only (a grid bound, ``O(t n)`` per candidate and ``alpha`` by matrix products,
   screens the candidates; the exact bounds only at the few left);
@@ -53,7 +53,7 @@ from gpytorch.kernels import RBFKernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition import ScalarizedMartingaleMixtureUCB
-from botorch_mtucb.bandits import MultiTaskMartingaleMixtureBandit
+from botorch_mtucb.bandits import MultiTaskMartingaleMixtureRule
 from botorch_mtucb.benchmarks.icm_posterior import random_task_covariance
 from botorch_mtucb.benchmarks.timing import (
     benchmark_parser,
@@ -67,7 +67,6 @@ from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
 )
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.scalarization import ChebyshevScalarization, LinearScalarization
-from botorch_mtucb.utils.domains import FiniteDomain
 from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = (
@@ -167,13 +166,10 @@ def step_seconds(data: dict[str, Tensor], route: str, repeats: int) -> tuple[flo
 
         def ucb(appended: MultiTaskMartingaleMixtureBound) -> Tensor:
             if route == "screened":  # MT-CMM-UCB's choice: the exact argmax, screened
-                policy.bound = appended
-                return policy.screened_argmax(scalarization)
+                return MultiTaskMartingaleMixtureRule(appended).screened_argmax(
+                    candidates, scalarization
+                )
             return ScalarizedMartingaleMixtureUCB(appended, scalarization)(candidates[:, None])
-
-        policy = MultiTaskMartingaleMixtureBandit(
-            kernel, B, FiniteDomain(candidates), RKHS_NORM, NOISE_STD, DELTA
-        )
 
     else:
         raise ValueError(
@@ -319,5 +315,5 @@ def main(argv: Sequence[str] | None = None) -> int:
           "on the same kernel as two half-terms (spectrum O((n t)^3)); '-': not run "
           "(estimated above --dense-limit); MT-CMM-UCB: append + the policy's choice, the "
           "exact Chebyshev argmax over the candidates found by screening with the grid "
-          "bound (MultiTaskMartingaleMixtureBandit.screened_argmax).")  # fmt: skip
+          "bound (MultiTaskMartingaleMixtureRule.screened_argmax).")  # fmt: skip
     return 0

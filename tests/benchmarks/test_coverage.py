@@ -14,6 +14,7 @@ from scipy.stats import binom
 
 from botorch_mtucb.__main__ import main as package_main
 from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
+from botorch_mtucb.bandits import ImprovedWidth
 from botorch_mtucb.benchmarks.coverage import Settings, main, play, run_once, run_setup
 from botorch_mtucb.benchmarks.coverage_bounds import (
     CASES,
@@ -169,15 +170,15 @@ def test_scalarized_tracker_ucb_is_the_policy_acquisition(variant):
     setup = run_setup("000", 1.0, 0.1, 10, seed=1)
     tracker = getattr(ScalarizedTracker, variant)(setup, 1.0, 0.5)
     ucb, margin = _advance(tracker, 6)
-    policy = tracker.policy
-    acquisition = ScalarizedMultiTaskUCB(policy.model, tracker.scalarization, policy.width())
+    rule = tracker.policy.rule
+    acquisition = ScalarizedMultiTaskUCB(rule.model, tracker.scalarization, rule.width)
     with torch.no_grad():
         expected = acquisition(setup.candidates.unsqueeze(-2))
     torch.testing.assert_close(ucb, expected, rtol=1e-12, atol=1e-12)
     # the margin is the ball of Theorem 1 / Lemma 9, computed densely here
-    posterior = policy.model.posterior(setup.candidates.unsqueeze(-2))
+    posterior = rule.model.posterior(setup.candidates.unsqueeze(-2))
     covariance = posterior.distribution.covariance_matrix  # N x n x n
-    radius = float(policy.width()) * torch.linalg.eigvalsh(covariance)[..., -1].sqrt()
+    radius = float(rule.width) * torch.linalg.eigvalsh(covariance)[..., -1].sqrt()
     error = (setup.values - posterior.mean.squeeze(-2)).norm(dim=-1)
     torch.testing.assert_close(margin, 1 - error / radius, rtol=1e-9, atol=1e-12)
 
@@ -194,7 +195,7 @@ def test_kernel_ucb_tracker_ucb_is_the_rule_acquisition(method):
 
 def test_task_indexed_tracker_picks_what_mt_ucb_picks():
     setup = run_setup("001", 1.0, 0.1, 10, seed=2)
-    tracker = TaskIndexedTracker(setup, "new", 1.0, 0.25)
+    tracker = TaskIndexedTracker(setup, ImprovedWidth, 1.0, 0.25)
     ucb, margin = _advance(tracker, 5)
     x = tracker.policy.select({"task": tracker.task}, torch.Generator().manual_seed(0))
     assert torch.equal(x, setup.candidates[int(ucb.argmax())])

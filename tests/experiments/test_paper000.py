@@ -207,21 +207,21 @@ def test_martingale_mixture_methods_get_a_valid_norm_bound():
     exact = domain_rkhs_norm(heuristic, heuristic.task_covariance)
     assert heuristic.rkhs_norm_bound < exact
     policy = METHOD_BUILDERS["MT-CMM-UCB"](heuristic)
-    assert policy.bound.rkhs_norm_bound == exact
-    assert policy.bound.noise_std == heuristic.noise_std and policy.bound.delta == DELTA
-    assert policy.alphas is None
+    assert policy.rule.bound.rkhs_norm_bound == exact
+    assert policy.rule.bound.noise_std == heuristic.noise_std and policy.rule.bound.delta == DELTA
+    assert policy.rule.alphas is None
     dmm = METHOD_BUILDERS["MT-DMM-UCB"](heuristic)
-    assert dmm.alphas.tolist() == pytest.approx([0.001, 0.003, 0.01, 0.03, 0.1])
+    assert dmm.rule.alphas.tolist() == pytest.approx([0.001, 0.003, 0.01, 0.03, 0.1])
     independent = METHOD_BUILDERS["IT-CMM-UCB"](heuristic)
     diagonal = torch.diag(torch.diagonal(heuristic.task_covariance))
-    assert torch.equal(independent.bound.kernel.task_covariances[0], diagonal)
-    assert independent.bound.rkhs_norm_bound == domain_rkhs_norm(heuristic, diagonal)
+    assert torch.equal(independent.rule.bound.kernel.task_covariances[0], diagonal)
+    assert independent.rule.bound.rkhs_norm_bound == domain_rkhs_norm(heuristic, diagonal)
     sensor = light_sensor_problem()  # its b is the exact norm: kept as MT-KB's
     B = sensor.task_covariance
     assert martingale_mixture_norm_bound(sensor, B, sensor.rkhs_norm_bound) == (
         sensor.rkhs_norm_bound
     )
-    assert METHOD_BUILDERS["IT-CMM-UCB"](sensor).bound.rkhs_norm_bound == (
+    assert METHOD_BUILDERS["IT-CMM-UCB"](sensor).rule.bound.rkhs_norm_bound == (
         sensor.independent_rkhs_norm_bound
     )
     assert martingale_mixture_norm_bound(heuristic, heuristic.task_covariance, 100.0) == 100.0

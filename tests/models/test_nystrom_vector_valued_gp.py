@@ -860,18 +860,19 @@ def test_track_candidates_stops_and_refuses():
 
 
 def test_policy_tracks_a_finite_domain_for_mt_bkb():
-    """MT-BKB's policy turns the tracking on (ScalarizedUCBPolicy._track_domain)."""
-    from botorch_mtucb.bandits import MultiTaskBudgetedKernelizedBandit, ScalarizedEnvironment
+    """MT-BKB's policy turns the tracking on (its WidthRule's candidates)."""
+    from botorch_mtucb.bandits import ScalarizedEnvironment
     from botorch_mtucb.bandits.runner import run_policy
+    from botorch_mtucb.bandits.scalarized import mt_bkb
     from botorch_mtucb.problems import rkhs_problem
 
     problem = rkhs_problem(2, seed=0)
     arguments = (problem.make_data_kernel(), problem.task_covariance, problem.domain)
-    policy = MultiTaskBudgetedKernelizedBandit(
+    policy = mt_bkb(
         *arguments, problem.rkhs_norm_bound, problem.noise_std, problem.regularization, horizon=3
     )
     run_policy(policy, ScalarizedEnvironment(problem), horizon=3, seed=0)
-    assert policy.model.tracks_candidates
+    assert policy.rule.model.tracks_candidates
 
 
 def test_track_candidates_matches_rows_in_blocks(monkeypatch):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 from gpytorch.kernels import Kernel
 
-from botorch_mtucb.bandits.kernel_ucb.confidence_rules import (
+from botorch_mtucb.bandits.confidence_rules import (
     AYGPUCBWidth,
     ConfidenceRule,
     IGPUCBWidth,

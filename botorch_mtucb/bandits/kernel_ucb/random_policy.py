@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_mtucb.bandits.kernel_ucb.kernel_ucb import round_domain
+from botorch_mtucb.bandits.rounds import round_domain
 from botorch_mtucb.utils.domains import Domain, FiniteDomain
 
 

@@ -1,27 +1,26 @@
-"""Paper 000's algorithms: scalarized multi-task kernelized bandits (MT-KB, MT-BKB, their
-independent-task baselines and MOBO's random-scalarization UCB), and MT-KB with the
-multi-task martingale-mixture bound (MT-CMM-UCB, MT-DMM-UCB, IT-CMM-UCB)."""
+"""Paper 000's methods, each a confidence rule with the scalarized round: MT-KB, MT-BKB,
+their independent-task baselines IT-KB and IT-BKB, MOBO's random-scalarization UCB, and
+MT-KB's protocol with the multi-task martingale-mixture bound (MT-CMM-UCB, MT-DMM-UCB,
+IT-CMM-UCB)."""
 
-from botorch_mtucb.bandits.scalarized.mobo import RandomScalarizationUCB
-from botorch_mtucb.bandits.scalarized.mt_bkb import (
-    IndependentTaskBudgetedKernelizedBandit,
-    MultiTaskBudgetedKernelizedBandit,
-)
-from botorch_mtucb.bandits.scalarized.mt_cmm_ucb import (
-    IndependentTaskMartingaleMixtureBandit,
-    MultiTaskMartingaleMixtureBandit,
-)
-from botorch_mtucb.bandits.scalarized.mt_kb import (
-    IndependentTaskKernelizedBandit,
-    MultiTaskKernelizedBandit,
+from botorch_mtucb.bandits.scalarized.methods import (
+    empty_model,
+    it_bkb,
+    it_cmm_ucb,
+    it_kb,
+    mobo,
+    mt_bkb,
+    mt_cmm_ucb,
+    mt_kb,
 )
 
 __all__ = [
-    "IndependentTaskBudgetedKernelizedBandit",
-    "IndependentTaskKernelizedBandit",
-    "IndependentTaskMartingaleMixtureBandit",
-    "MultiTaskBudgetedKernelizedBandit",
-    "MultiTaskKernelizedBandit",
-    "MultiTaskMartingaleMixtureBandit",
-    "RandomScalarizationUCB",
+    "empty_model",
+    "it_bkb",
+    "it_cmm_ucb",
+    "it_kb",
+    "mobo",
+    "mt_bkb",
+    "mt_cmm_ucb",
+    "mt_kb",
 ]

@@ -1,32 +1,29 @@
-"""Paper 001's algorithms: task-indexed multitask regression, MT-UCB, AdaMT-UCB,
-multitask active learning, and MT-CMM-UCB / MT-CMM-AL (their multi-task CMM-bound variants)."""
+"""Paper 001's methods, each a task-indexed confidence rule with the revealed task's round
+(MT-UCB and Table 1's special cases, AdaMT-UCB, MT-CMM-UCB) or the active task choice
+(MT-AL, its Uniform and AE-LSVI queries, MTS, MT-CMM-AL)."""
 
-from botorch_mtucb.bandits.task_indexed.active_learning import (
-    AELSVI,
-    MultiTaskActiveLearning,
-    MultiTaskThompsonSampling,
-    UniformTaskActiveLearning,
+from botorch_mtucb.bandits.task_indexed.methods import (
+    ACTIVE_DIAGNOSTICS,
+    ada_mt_ucb,
+    gob_lin,
+    independent_ucb,
+    mt_al,
+    mt_cmm_al,
+    mt_cmm_ucb,
+    mt_ucb,
+    mts,
+    single_ucb,
 )
-from botorch_mtucb.bandits.task_indexed.adaptive_mt_ucb import AdaptiveMultiTaskUCB
-from botorch_mtucb.bandits.task_indexed.mt_cmm import (
-    MultiTaskCMMActiveLearning,
-    MultiTaskCMMUCB,
-    TaskIndexedCMMPolicy,
-    task_indexed_norm_bound,
-)
-from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
-from botorch_mtucb.bandits.task_indexed.regression import AgnosticMultiTaskRegression
 
 __all__ = [
-    "AELSVI",
-    "AdaptiveMultiTaskUCB",
-    "AgnosticMultiTaskRegression",
-    "MultiTaskActiveLearning",
-    "MultiTaskCMMActiveLearning",
-    "MultiTaskCMMUCB",
-    "MultiTaskThompsonSampling",
-    "MultiTaskUCB",
-    "TaskIndexedCMMPolicy",
-    "UniformTaskActiveLearning",
-    "task_indexed_norm_bound",
+    "ACTIVE_DIAGNOSTICS",
+    "ada_mt_ucb",
+    "gob_lin",
+    "independent_ucb",
+    "mt_al",
+    "mt_cmm_al",
+    "mt_cmm_ucb",
+    "mt_ucb",
+    "mts",
+    "single_ucb",
 ]

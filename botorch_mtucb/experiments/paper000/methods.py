@@ -1,15 +1,16 @@
 """Paper 000's five methods and the martingale-mixture variants as policies built from a
-``MultiTaskProblem``.
+``MultiTaskProblem`` (the compositions of ``bandits.scalarized``, each a confidence rule
+with the scalarized round; ``METHOD_BUILDERS`` maps each label to its builder).
 
 MT-KB (Algorithm 1 with Theorem 2's width), MT-BKB (Algorithm 2 with Theorem 3's
 accuracy ``q`` and width), their independent-task counterparts IT-KB and IT-BKB (the
 kernel ``k diag(B)``, single-task widths times ``sqrt(n)``), and MOBO (independent GPs
-with a scalarized GP-UCB, Paniagua-Tejero et al.), with ``delta = 0.1`` and
+with a scalarized GP-UCB, Paria et al. 2019), with ``delta = 0.1`` and
 ``eps = 0.5`` (paper 000, Section 5). MOBO's radius is discussed in
-``botorch_mtucb.bandits.scalarized.mobo``.
+``botorch_mtucb.bandits.scalarized.methods``.
 
 MT-CMM-UCB, MT-DMM-UCB (Algorithm 1 with the exact resp. grid multi-task
-martingale-mixture bound of paper 002, issue 12) and IT-CMM-UCB (the same with the
+martingale-mixture bound of paper 002) and IT-CMM-UCB (the same with the
 kernel ``k diag(B)``), with the same ``delta``, the problem's ``sigma``, ``c = 1``
 (paper 002 for the RBF kernel) and DMM's grid ``{0.1, 0.3, 1, 3, 10} sigma^2``.
 
@@ -34,17 +35,17 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from botorch_mtucb.bandits import (
-    IndependentTaskBudgetedKernelizedBandit,
-    IndependentTaskKernelizedBandit,
-    IndependentTaskMartingaleMixtureBandit,
-    MultiTaskBudgetedKernelizedBandit,
-    MultiTaskKernelizedBandit,
-    MultiTaskMartingaleMixtureBandit,
-    Policy,
-    RandomScalarizationUCB,
-)
+from botorch_mtucb.bandits import Policy
 from botorch_mtucb.bandits.kernel_ucb.methods import DMM_GRID
+from botorch_mtucb.bandits.scalarized import (
+    it_bkb,
+    it_cmm_ucb,
+    it_kb,
+    mobo,
+    mt_bkb,
+    mt_cmm_ucb,
+    mt_kb,
+)
 from botorch_mtucb.problems import MultiTaskProblem
 from botorch_mtucb.problems.multi_task_problem import kernel_matrix
 from botorch_mtucb.utils import FiniteDomain
@@ -94,7 +95,7 @@ def build_mt_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         >>> build_mt_kb(rkhs_problem(2, seed=0)).name
         'MT-KB'
     """
-    return MultiTaskKernelizedBandit(**_multi_task_arguments(problem))
+    return mt_kb(**_multi_task_arguments(problem))
 
 
 def build_it_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
@@ -111,9 +112,7 @@ def build_it_kb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy
         >>> build_it_kb(rkhs_problem(2, seed=0)).name
         'IT-KB'
     """
-    return IndependentTaskKernelizedBandit(
-        **_independent_task_arguments(problem), eta=problem.regularization
-    )
+    return it_kb(**_independent_task_arguments(problem), eta=problem.regularization)
 
 
 def build_mt_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
@@ -130,9 +129,7 @@ def build_mt_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         >>> build_mt_bkb(rkhs_problem(2, seed=0), horizon=50).name
         'MT-BKB'
     """
-    return MultiTaskBudgetedKernelizedBandit(
-        **_multi_task_arguments(problem), eps=EPS, horizon=horizon or DEFAULT_HORIZON
-    )
+    return mt_bkb(**_multi_task_arguments(problem), eps=EPS, horizon=horizon or DEFAULT_HORIZON)
 
 
 def build_it_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
@@ -148,7 +145,7 @@ def build_it_bkb(problem: MultiTaskProblem, horizon: int | None = None) -> Polic
         >>> build_it_bkb(rkhs_problem(2, seed=0), horizon=50).name
         'IT-BKB'
     """
-    return IndependentTaskBudgetedKernelizedBandit(
+    return it_bkb(
         **_independent_task_arguments(problem),
         regularization=problem.regularization,
         eps=EPS,
@@ -173,7 +170,7 @@ def build_mobo(problem: MultiTaskProblem, horizon: int | None = None) -> Policy:
     domain_size = None
     if not isinstance(problem.domain, FiniteDomain):
         domain_size = problem.regret_points.shape[0]
-    return RandomScalarizationUCB(
+    return mobo(
         problem.make_data_kernel(),
         torch.diagonal(problem.task_covariance),
         problem.domain,
@@ -253,7 +250,7 @@ def build_mt_cmm_ucb(problem: MultiTaskProblem, horizon: int | None = None) -> P
         >>> from botorch_mtucb.experiments.paper000.methods import build_mt_cmm_ucb
         >>> from botorch_mtucb.problems import rkhs_problem
         >>> policy = build_mt_cmm_ucb(rkhs_problem(2, seed=0))
-        >>> policy.name, policy.alphas, round(policy.bound.rkhs_norm_bound, 4)
+        >>> policy.name, policy.rule.alphas, round(policy.rule.bound.rkhs_norm_bound, 4)
         ('MT-CMM-UCB', None, 6.5456)
     """
     return _martingale_mixture_policy(problem, "MT-CMM-UCB", None)
@@ -270,7 +267,7 @@ def build_mt_dmm_ucb(problem: MultiTaskProblem, horizon: int | None = None) -> P
     Example:
         >>> from botorch_mtucb.experiments.paper000.methods import build_mt_dmm_ucb
         >>> from botorch_mtucb.problems import rkhs_problem
-        >>> [round(a, 6) for a in build_mt_dmm_ucb(rkhs_problem(2, seed=0)).alphas.tolist()]
+        >>> [round(a, 6) for a in build_mt_dmm_ucb(rkhs_problem(2, seed=0)).rule.alphas.tolist()]
         [0.001, 0.003, 0.01, 0.03, 0.1]
     """
     alphas = [m * problem.noise_std**2 for m in DMM_GRID]
@@ -296,7 +293,7 @@ def build_it_cmm_ucb(problem: MultiTaskProblem, horizon: int | None = None) -> P
     norm = martingale_mixture_norm_bound(
         problem, torch.diag(variances), problem.independent_rkhs_norm_bound
     )
-    return IndependentTaskMartingaleMixtureBandit(
+    return it_cmm_ucb(
         problem.make_data_kernel(), variances, problem.domain, norm, problem.noise_std,
         delta=DELTA, name="IT-CMM-UCB",
     )  # fmt: skip
@@ -306,7 +303,7 @@ def _martingale_mixture_policy(
     problem: MultiTaskProblem, name: str, alphas: list[float] | None
 ) -> Policy:
     norm = martingale_mixture_norm_bound(problem, problem.task_covariance, problem.rkhs_norm_bound)
-    return MultiTaskMartingaleMixtureBandit(
+    return mt_cmm_ucb(
         problem.make_data_kernel(), problem.task_covariance, problem.domain, norm,
         problem.noise_std, delta=DELTA, alphas=alphas, name=name,
     )  # fmt: skip

@@ -10,8 +10,10 @@ method uses a linear input kernel of unit variance and ``delta = 0.01``, starts 
 data and breaks exact ties of its UCB at random (under the prior every arm of equal norm
 has the same UCB; a plain ``argmax`` would pick the same arm in every repetition).
 
-MT-CMM-UCB (online) and MT-CMM-AL (active learning) are MT-UCB and MT-AL with the exact
-multi-task martingale-mixture bound (issue 12; ``bandits.task_indexed.mt_cmm``) for the
+Each method is a composition of ``bandits.task_indexed``: a confidence rule with the
+revealed task's round (online) or the active task choice. MT-CMM-UCB (online) and
+MT-CMM-AL (active learning) are MT-UCB and MT-AL with the exact multi-task
+martingale-mixture bound (``TaskIndexedMartingaleMixtureRule``) for the
 same ``B``, ``epsilon``, ``sigma``, ``delta`` and kernel, norm bound ``B sqrt(N (1 + b
 epsilon^2))``; when the data contradict it (an empty confidence set, e.g. on MHC-I, where
 the affinities are not linear in the features) the norm bound grows
@@ -28,17 +30,23 @@ import torch
 from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits import (
-    AELSVI,
     ActiveMultiTaskEnvironment,
-    AdaptiveMultiTaskUCB,
-    MultiTaskActiveLearning,
-    MultiTaskCMMActiveLearning,
-    MultiTaskCMMUCB,
-    MultiTaskThompsonSampling,
-    MultiTaskUCB,
+    NaiveWidth,
     OnlineMultiTaskEnvironment,
+    OptimisticGap,
     Policy,
-    UniformTaskActiveLearning,
+    UniformTask,
+)
+from botorch_mtucb.bandits.task_indexed import (
+    ada_mt_ucb,
+    gob_lin,
+    independent_ucb,
+    mt_al,
+    mt_cmm_al,
+    mt_cmm_ucb,
+    mt_ucb,
+    mts,
+    single_ucb,
 )
 from botorch_mtucb.experiments.paper001.settings import Setting
 from botorch_mtucb.experiments.runs import Method, method_cost
@@ -91,19 +99,19 @@ def online_policy(name: str, setting: Setting, rep: int, b: float) -> Policy:
     domains, bound, eps = _told(setting, rep)
     common = {"delta": DELTA, "noise_std": setting.noise_std}
     if name == "MT-UCB":
-        return MultiTaskUCB(domains, linear_kernel(), b, bound, eps, name=name, **common)
+        return mt_ucb(domains, linear_kernel(), b, bound, eps, name=name, **common)
     if name == "MT-UCB-naive":
-        return MultiTaskUCB.gob_lin(domains, linear_kernel(), b, bound, eps, name=name, **common)
+        return gob_lin(domains, linear_kernel(), b, bound, eps, name=name, **common)
     if name == "AdaMT-UCB":
-        return AdaptiveMultiTaskUCB(
+        return ada_mt_ucb(
             domains, linear_kernel(), bound, CANDIDATE_DEVIATIONS, b=b, name=name, **common
         )
     if name == "Independent":
-        return MultiTaskUCB.independent(domains, linear_kernel(), bound, name=name, **common)
+        return independent_ucb(domains, linear_kernel(), bound, name=name, **common)
     if name == "Single":
-        return MultiTaskUCB.single(domains, linear_kernel(), bound, name=name, **common)
+        return single_ucb(domains, linear_kernel(), bound, name=name, **common)
     if name == "MT-CMM-UCB":
-        return MultiTaskCMMUCB(
+        return mt_cmm_ucb(
             domains, linear_kernel(), b, bound, eps, on_empty=CMM_ON_EMPTY, name=name, **common
         )
     raise ValueError(f"unknown online method {name!r}")
@@ -124,20 +132,20 @@ def active_policy(name: str, setting: Setting, rep: int, b: float) -> Policy:
     """
     domains, bound, eps = _told(setting, rep)
     common = {"delta": DELTA, "noise_std": setting.noise_std, "name": name}
-    naive = {"width_rule": "naive", "regularization": 1.0}
-    classes = {
-        "MT-AL": (MultiTaskActiveLearning, {}),
-        "MT-AL-naive": (MultiTaskActiveLearning, naive),
-        "Uniform": (UniformTaskActiveLearning, {}),
-        "Uniform-naive": (UniformTaskActiveLearning, naive),
-        "MTS": (MultiTaskThompsonSampling, {}),
-        "AE-LSVI": (AELSVI, {}),
-        "MT-CMM-AL": (MultiTaskCMMActiveLearning, {"on_empty": CMM_ON_EMPTY}),
+    naive = {"width": NaiveWidth, "regularization": 1.0}
+    compositions = {
+        "MT-AL": (mt_al, {}),
+        "MT-AL-naive": (mt_al, naive),
+        "Uniform": (mt_al, {"query": UniformTask()}),
+        "Uniform-naive": (mt_al, {"query": UniformTask(), **naive}),
+        "MTS": (mts, {}),
+        "AE-LSVI": (mt_al, {"query": OptimisticGap()}),
+        "MT-CMM-AL": (mt_cmm_al, {"on_empty": CMM_ON_EMPTY}),
     }
-    if name not in classes:
+    if name not in compositions:
         raise ValueError(f"unknown active-learning method {name!r}")
-    cls, extra = classes[name]
-    return cls(domains, linear_kernel(), b, bound, eps, **common, **extra)
+    build, extra = compositions[name]
+    return build(domains, linear_kernel(), b, bound, eps, **common, **extra)
 
 
 def make_method(

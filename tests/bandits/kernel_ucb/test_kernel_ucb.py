@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from botorch.acquisition import UpperConfidenceBound
 
 from botorch_mtucb.bandits import (
     KernelUCB,
@@ -17,6 +18,7 @@ from botorch_mtucb.bandits import (
     run_policy,
 )
 from botorch_mtucb.confidence import MartingaleMixtureBound
+from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.problems import KernelBanditEnvironment, RKHSTestFunction, make_kernel
 from botorch_mtucb.utils import BoxDomain
 
@@ -121,3 +123,35 @@ def test_bad_input():
         policy.select({}, torch.Generator())
     with pytest.raises(TypeError, match="FiniteDomain or BoxDomain"):
         KernelUCB(confidence_rule("AMM-UCB", kernel, 2), domain="box").select({}, torch.Generator())
+
+
+def test_any_object_with_the_three_methods_drives_kernel_ucb():
+    class CountingRule:
+        """A user's rule: BoTorch's UCB with a fixed width on our GP."""
+
+        def __init__(self, model):
+            self.model, self.updates = model, 0
+
+        def acquisition(self):
+            return UpperConfidenceBound(self.model, beta=4.0)
+
+        def update(self, X, Y):
+            self.model.append_observations(X, Y)
+            self.updates += 1
+
+        def diagnostics(self):
+            return {"updates": float(self.updates)}
+
+    kernel = make_kernel("matern52", 0.4)
+    X, Y, test_X = observed(kernel, t=5)
+    empty = torch.zeros(0, 2, dtype=torch.float64)
+    model = VectorValuedGP(empty, empty[:, :1], kernel, torch.ones(1, 1, dtype=torch.float64), 0.1)
+    policy = KernelUCB(CountingRule(model), name="fixed-width")
+    for x, y in zip(X, Y):
+        policy.update(x, y, {}, torch.Generator())
+    chosen = policy.select({"_actions": test_X}, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        values = policy.rule.acquisition()(test_X.unsqueeze(-2))
+    assert torch.equal(chosen, test_X[int(values.argmax())])
+    assert policy.diagnostics() == {"updates": 5.0}
+    assert policy.settings() is None  # nothing for the run file's header

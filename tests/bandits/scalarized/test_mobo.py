@@ -19,7 +19,8 @@ from oracles import (
 from tiny_problem import TinyProblem
 
 from botorch_mtucb.acquisition import ScalarizedObjectiveUCB
-from botorch_mtucb.bandits import RandomScalarizationUCB, ScalarizedEnvironment, run_policy
+from botorch_mtucb.bandits import DragonflyRadius, ScalarizedEnvironment, run_policy
+from botorch_mtucb.bandits.scalarized import mobo
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import LinearScalarization
 from botorch_mtucb.utils import BoxDomain, FiniteDomain
@@ -37,8 +38,13 @@ def _srinivas(t, size):
 def test_mobo_maximizes_the_scalarized_objective_ucbs(kind, radius):
     problem = TinyProblem()
     kernel = make_rbf([0.25])
-    policy = RandomScalarizationUCB(
-        kernel, torch.tensor(VARIANCES), FiniteDomain(problem.points), ETA, DELTA, radius=radius
+    policy = mobo(
+        kernel,
+        torch.tensor(VARIANCES),
+        FiniteDomain(problem.points),
+        ETA,
+        DELTA,
+        radius=None if radius == "srinivas" else DragonflyRadius(1),
     )
     records = run_policy(policy, ScalarizedEnvironment(problem, kind), horizon=6, seed=2)
     oracle = DenseMultiTaskGP([(numpy_kernel(kernel), np.diag(VARIANCES))], ETA)
@@ -87,13 +93,17 @@ def test_bad_arguments():
     kernel = make_rbf([0.25])
     finite = FiniteDomain(problem.points)
     box = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=torch.float64))
-    with pytest.raises(ValueError, match="radius"):
-        RandomScalarizationUCB(kernel, torch.tensor(VARIANCES), finite, radius="huge")
+    # the radius is a width function of the model, not a name
+    with pytest.raises(TypeError, match="radius must be a function"):
+        mobo(kernel, torch.tensor(VARIANCES), finite, radius="dragonfly")
     with pytest.raises(ValueError, match="domain_size"):
-        RandomScalarizationUCB(kernel, torch.tensor(VARIANCES), box)
-    assert RandomScalarizationUCB(kernel, torch.tensor(VARIANCES), box, domain_size=50).width() > 0
+        mobo(kernel, torch.tensor(VARIANCES), box)
+    assert mobo(kernel, torch.tensor(VARIANCES), box, domain_size=50).rule.width > 0
+    assert mobo(kernel, torch.tensor(VARIANCES), box, radius=DragonflyRadius(1)).rule.width > 0
+    with pytest.raises(TypeError, match="FiniteDomain or a BoxDomain"):
+        mobo(kernel, torch.tensor(VARIANCES), "box", domain_size=50)
     with pytest.raises(ValueError, match="task_variances"):
-        RandomScalarizationUCB(kernel, torch.tensor([1.0, 0.0]), finite)
+        mobo(kernel, torch.tensor([1.0, 0.0]), finite)
     model = VectorValuedGP(
         problem.points[:2], problem.objective(problem.points[:2]), kernel, torch.eye(2), ETA
     )

@@ -14,12 +14,8 @@ from oracles import DenseMultiTaskGP, make_rbf, numpy_kernel
 from test_mt_kb import _check_choices
 from tiny_problem import TinyProblem
 
-from botorch_mtucb.bandits import (
-    IndependentTaskBudgetedKernelizedBandit,
-    MultiTaskBudgetedKernelizedBandit,
-    ScalarizedEnvironment,
-    run_policy,
-)
+from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+from botorch_mtucb.bandits.scalarized import it_bkb, mt_bkb
 from botorch_mtucb.confidence import mt_bkb_accuracy
 from botorch_mtucb.utils import FiniteDomain
 
@@ -40,7 +36,7 @@ def _theorem_3_width(oracle, X, Y):
 def test_mt_bkb_follows_algorithm_2(kind):
     problem = TinyProblem()
     kernel = make_rbf([0.25])
-    policy = MultiTaskBudgetedKernelizedBandit(
+    policy = mt_bkb(
         kernel,
         torch.tensor(B),
         FiniteDomain(problem.points),
@@ -66,7 +62,7 @@ def test_mt_bkb_with_a_genuine_sketch_is_reproducible_and_resumes(tmp_path):
     kernel = make_rbf([0.15])
 
     def make():
-        return MultiTaskBudgetedKernelizedBandit(
+        return mt_bkb(
             kernel, torch.tensor(B), FiniteDomain(problem.points), RKHS, SIGMA, accuracy=1.0
         )
 
@@ -93,18 +89,18 @@ def test_mt_bkb_with_a_genuine_sketch_is_reproducible_and_resumes(tmp_path):
 
 def test_default_accuracy_is_theorem_3s_q():
     problem = TinyProblem()
-    policy = MultiTaskBudgetedKernelizedBandit(
+    policy = mt_bkb(
         make_rbf([0.25]), torch.tensor(B), FiniteDomain(problem.points), RKHS, SIGMA, horizon=50
     )
-    assert policy.accuracy == pytest.approx(mt_bkb_accuracy(EPS, DELTA, 50))
-    assert policy.model.accuracy == pytest.approx(policy.accuracy)
+    assert policy.settings()["accuracy"] == pytest.approx(mt_bkb_accuracy(EPS, DELTA, 50))
+    assert policy.rule.model.accuracy == pytest.approx(policy.settings()["accuracy"])
 
 
 def test_it_bkb_uses_bkb_per_task_with_sqrt_n():
     problem = TinyProblem()
     kernel = make_rbf([0.25])
     variances = np.diag(B)
-    policy = IndependentTaskBudgetedKernelizedBandit(
+    policy = it_bkb(
         kernel,
         torch.tensor(variances),
         FiniteDomain(problem.points),
@@ -142,7 +138,7 @@ def test_it_bkb_uses_bkb_per_task_with_sqrt_n():
 
 def test_it_bkb_sketch_uses_q_bar_over_lambda():
     problem = TinyProblem()
-    policy = IndependentTaskBudgetedKernelizedBandit(
+    policy = it_bkb(
         make_rbf([0.25]),
         torch.tensor([1.0, 2.0]),
         FiniteDomain(problem.points),
@@ -151,8 +147,9 @@ def test_it_bkb_sketch_uses_q_bar_over_lambda():
         regularization=0.2,
         accuracy=3.0,
     )
-    assert policy.model.accuracy == pytest.approx(3.0 / 0.2)
-    assert policy.kernel_bounds.tolist() == pytest.approx([1.0, 2.0])
+    assert policy.rule.model.accuracy == pytest.approx(3.0 / 0.2)
+    assert policy.rule.width_function.kernel_bounds.tolist() == pytest.approx([1.0, 2.0])
+    assert policy.settings() == {"accuracy": 3.0}
 
 
 def test_bad_arguments():
@@ -160,31 +157,23 @@ def test_bad_arguments():
     domain = FiniteDomain(problem.points)
     kernel = make_rbf([0.25])
     with pytest.raises(ValueError, match="eps"):
-        MultiTaskBudgetedKernelizedBandit(kernel, torch.tensor(B), domain, 1.0, 0.1, eps=1.0)
+        mt_bkb(kernel, torch.tensor(B), domain, 1.0, 0.1, eps=1.0)
     with pytest.raises(ValueError, match="accuracy"):
-        MultiTaskBudgetedKernelizedBandit(kernel, torch.tensor(B), domain, 1.0, 0.1, accuracy=0.5)
+        mt_bkb(kernel, torch.tensor(B), domain, 1.0, 0.1, accuracy=0.5)
     with pytest.raises(ValueError, match="horizon"):
-        MultiTaskBudgetedKernelizedBandit(kernel, torch.tensor(B), domain, 1.0, 0.1)
+        mt_bkb(kernel, torch.tensor(B), domain, 1.0, 0.1)
     with pytest.raises(ValueError, match="task_variances"):
-        IndependentTaskBudgetedKernelizedBandit(
-            kernel, torch.tensor([1.0, -1.0]), domain, 1.0, 0.1, horizon=10
-        )
+        it_bkb(kernel, torch.tensor([1.0, -1.0]), domain, 1.0, 0.1, horizon=10)
     with pytest.raises(ValueError, match="eps"):
-        IndependentTaskBudgetedKernelizedBandit(
-            kernel, torch.tensor([1.0, 1.0]), domain, 1.0, 0.1, eps=0.0, horizon=10
-        )
+        it_bkb(kernel, torch.tensor([1.0, 1.0]), domain, 1.0, 0.1, eps=0.0, horizon=10)
 
 
 @pytest.mark.parametrize("accuracy", (True, "5"))
-@pytest.mark.parametrize(
-    "policy", (MultiTaskBudgetedKernelizedBandit, IndependentTaskBudgetedKernelizedBandit)
-)
+@pytest.mark.parametrize("policy", (mt_bkb, it_bkb))
 def test_accuracy_must_be_a_number(policy, accuracy):
     # accuracy=True used to be read as q = 1.0 (and "5" as 5.0).
     problem = TinyProblem()
-    covariance = (
-        torch.tensor(B) if policy is MultiTaskBudgetedKernelizedBandit else torch.tensor(np.diag(B))
-    )
+    covariance = torch.tensor(B) if policy is mt_bkb else torch.tensor(np.diag(B))
     with pytest.raises(TypeError, match=rf"accuracy must be a real number .*got {accuracy!r}"):
         policy(
             make_rbf([0.25]), covariance, FiniteDomain(problem.points), 1.0, 0.1, accuracy=accuracy

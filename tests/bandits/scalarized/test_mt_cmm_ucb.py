@@ -11,12 +11,8 @@ import torch
 from oracles import make_rbf
 from tiny_problem import TinyProblem
 
-from botorch_mtucb.bandits import (
-    IndependentTaskMartingaleMixtureBandit,
-    MultiTaskMartingaleMixtureBandit,
-    ScalarizedEnvironment,
-    run_policy,
-)
+from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+from botorch_mtucb.bandits.scalarized import it_cmm_ucb, mt_cmm_ucb
 from botorch_mtucb.confidence.martingale_mixture.emptiness import EmptyConfidenceSetError
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
@@ -33,12 +29,10 @@ GRID = [0.001, 0.01, 0.1]
 def _policy(kind: str, alphas=None, dtype=torch.float64):
     points = TinyProblem().points.to(dtype)
     if kind == "independent":
-        return IndependentTaskMartingaleMixtureBandit(
+        return it_cmm_ucb(
             make_rbf([0.25]), torch.diagonal(B), FiniteDomain(points), RKHS, SIGMA, DELTA, alphas
         )
-    return MultiTaskMartingaleMixtureBandit(
-        make_rbf([0.25]), B, FiniteDomain(points), RKHS, SIGMA, DELTA, alphas
-    )
+    return mt_cmm_ucb(make_rbf([0.25]), B, FiniteDomain(points), RKHS, SIGMA, DELTA, alphas)
 
 
 def _fresh_bound(records, task_covariance):
@@ -92,13 +86,13 @@ def test_appending_equals_rebuilding(alphas):
     policy = _policy("multi", alphas)
     records = run_policy(policy, ScalarizedEnvironment(problem), 8, seed=3)
     fresh = _fresh_bound(records, B)
-    assert policy.bound.num_observations == 16
+    assert policy.rule.bound.num_observations == 16
     weights = torch.tensor([[0.3, 0.7], [1.0, 0.0]], dtype=torch.float64)
     for w in (None, weights):
-        kept = policy.bound.upper(problem.points, weights=w, alphas=alphas)
+        kept = policy.rule.bound.upper(problem.points, weights=w, alphas=alphas)
         rebuilt = fresh.upper(problem.points, weights=w, alphas=alphas)
         torch.testing.assert_close(kept, rebuilt, rtol=1e-8, atol=1e-10)
-        kept = policy.bound.lower(problem.points, weights=w, alphas=alphas)
+        kept = policy.rule.bound.lower(problem.points, weights=w, alphas=alphas)
         torch.testing.assert_close(kept, fresh.lower(problem.points, weights=w, alphas=alphas))
 
 
@@ -108,20 +102,22 @@ def test_acquisition_values_and_pending_points():
     run_policy(policy, ScalarizedEnvironment(problem), 4, seed=1)
     weights = torch.tensor([0.25, 0.75], dtype=torch.float64)
     candidates = problem.points.unsqueeze(-2)  # 12 x 1 x 1
-    linear = policy.acquisition(LinearScalarization(weights))
+    linear = policy.rule.acquisition(LinearScalarization(weights))
     torch.testing.assert_close(
-        linear(candidates), policy.bound.upper(problem.points, weights=weights), rtol=0, atol=0
+        linear(candidates), policy.rule.bound.upper(problem.points, weights=weights), rtol=0, atol=0
     )
-    chebyshev = policy.acquisition(ChebyshevScalarization(weights, problem.reference_point))
-    expected = (weights * (policy.bound.upper(problem.points) - problem.reference_point)).amin(-1)
+    chebyshev = policy.rule.acquisition(ChebyshevScalarization(weights, problem.reference_point))
+    expected = (weights * (policy.rule.bound.upper(problem.points) - problem.reference_point)).amin(
+        -1
+    )
     torch.testing.assert_close(chebyshev(candidates), expected, rtol=0, atol=0)
     pending = problem.points[:2]
     chebyshev.set_X_pending(pending)
-    per_task = policy.bound.upper(problem.points, X_pending=pending)
+    per_task = policy.rule.bound.upper(problem.points, X_pending=pending)
     expected = (weights * (per_task - problem.reference_point)).amin(-1)
     torch.testing.assert_close(chebyshev(candidates), expected, rtol=0, atol=0)
     # one f for both tasks: the linear functional's bound is below w^T (per-task bounds)
-    per_task = policy.bound.upper(problem.points)
+    per_task = policy.rule.bound.upper(problem.points)
     assert bool((linear(candidates) <= per_task @ weights + 1e-9).all())
     assert bool((linear(candidates) < per_task @ weights - 1e-6).any())
 
@@ -134,7 +130,7 @@ def test_float32_domain():
     assert all(record.x[0] in points for record in records)
     x = policy.select(ScalarizedEnvironment(problem).context(3, torch.Generator()), None)
     assert x.dtype == torch.float32
-    values = policy.acquisition(LinearScalarization(torch.ones(2))).forward(
+    values = policy.rule.acquisition(LinearScalarization(torch.ones(2))).forward(
         problem.points.to(torch.float32).unsqueeze(-2)
     )
     assert values.dtype == torch.float32
@@ -143,7 +139,7 @@ def test_float32_domain():
 def test_a_contradicted_norm_bound_raises():
     problem = TinyProblem()
     points = FiniteDomain(problem.points)
-    policy = MultiTaskMartingaleMixtureBandit(make_rbf([0.25]), B, points, 0.05, SIGMA, DELTA)
+    policy = mt_cmm_ucb(make_rbf([0.25]), B, points, 0.05, SIGMA, DELTA)
     with pytest.raises(EmptyConfidenceSetError, match="empty"):
         run_policy(policy, ScalarizedEnvironment(problem), 10, seed=0)
 
@@ -157,15 +153,15 @@ def test_bad_arguments():
 
     weights = torch.tensor([0.5, 0.5], dtype=torch.float64)
     with pytest.raises(TypeError, match="LinearScalarization, a ChebyshevScalarization"):
-        policy.acquisition(Product(weights))
+        policy.rule.acquisition(Product(weights))
     with pytest.raises(ValueError, match="one weight vector of n = 2"):
-        policy.acquisition(LinearScalarization(torch.ones(3, dtype=torch.float64)))
+        policy.rule.acquisition(LinearScalarization(torch.ones(3, dtype=torch.float64)))
     with pytest.raises(ValueError, match="one weight vector of n = 2"):
-        policy.acquisition(LinearScalarization(torch.ones(4, 2, dtype=torch.float64)))
+        policy.rule.acquisition(LinearScalarization(torch.ones(4, 2, dtype=torch.float64)))
     with pytest.raises(ValueError, match="alpha"):
         _policy("multi", alphas=[0.1, -1.0])
     with pytest.raises(ValueError, match="task_variances"):
-        IndependentTaskMartingaleMixtureBandit(
+        it_cmm_ucb(
             make_rbf([0.25]), torch.tensor([1.0, 0.0]), FiniteDomain(TinyProblem().points),
             RKHS, SIGMA,
         )  # fmt: skip
@@ -187,13 +183,13 @@ def test_box_domain_is_reproducible_from_the_seed():
     runs = []
     for global_seed in (0, 1):
         torch.manual_seed(global_seed)
-        policy = MultiTaskMartingaleMixtureBandit(make_rbf([0.25]), B, domain, RKHS, SIGMA)
+        policy = mt_cmm_ucb(make_rbf([0.25]), B, domain, RKHS, SIGMA)
         runs.append(run_policy(policy, ScalarizedEnvironment(problem), 3, seed=2))
     for a, b in zip(*runs):
         assert a.x == b.x and a.y == b.y
         assert 0.0 <= a.x[0] <= 1.0
     # on the box the maximizer of the bound beats every point of the grid
-    acquisition = policy.acquisition(
+    acquisition = policy.rule.acquisition(
         ScalarizedEnvironment(problem).context(3, torch.Generator().manual_seed(5))[
             "_scalarization"
         ]

@@ -18,12 +18,8 @@ from oracles import (
 )
 from tiny_problem import TinyProblem
 
-from botorch_mtucb.bandits import (
-    IndependentTaskKernelizedBandit,
-    MultiTaskKernelizedBandit,
-    ScalarizedEnvironment,
-    run_policy,
-)
+from botorch_mtucb.bandits import ScalarizedEnvironment, run_policy
+from botorch_mtucb.bandits.scalarized import it_kb, mobo, mt_kb
 from botorch_mtucb.utils import BoxDomain, FiniteDomain
 
 B = np.array([[1.0, 0.6], [0.6, 1.5]])
@@ -59,9 +55,7 @@ def _check_choices(records, oracle, width_of, problem, kind):
 def test_mt_kb_follows_algorithm_1(kind):
     problem = TinyProblem()
     kernel = make_rbf([0.25])
-    policy = MultiTaskKernelizedBandit(
-        kernel, torch.tensor(B), FiniteDomain(problem.points), RKHS, SIGMA, ETA, DELTA
-    )
+    policy = mt_kb(kernel, torch.tensor(B), FiniteDomain(problem.points), RKHS, SIGMA, ETA, DELTA)
     records = run_policy(policy, ScalarizedEnvironment(problem, kind), horizon=6, seed=0)
     assert len(records) == 6
     oracle = DenseMultiTaskGP([(numpy_kernel(kernel), B)], ETA)
@@ -77,7 +71,7 @@ def test_mt_kb_follows_algorithm_1(kind):
     assert last["information_gain"] == pytest.approx(oracle.information_gain(X, Y), rel=1e-9)
     # the policy's posterior is the dense posterior of everything it saw
     mean, covariance = oracle.posterior(X, Y, problem.points.numpy())
-    posterior = policy.model.posterior(problem.points)
+    posterior = policy.rule.model.posterior(problem.points)
     np.testing.assert_allclose(posterior.mean.numpy(), mean, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(
         posterior.distribution.covariance_matrix.numpy(), covariance, rtol=1e-7, atol=1e-9
@@ -88,7 +82,7 @@ def test_it_kb_uses_igp_ucb_per_task_with_sqrt_n():
     problem = TinyProblem()
     kernel = make_rbf([0.25])
     variances = np.diag(B)
-    policy = IndependentTaskKernelizedBandit(
+    policy = it_kb(
         kernel, torch.tensor(variances), FiniteDomain(problem.points), RKHS, SIGMA, ETA, DELTA
     )
     records = run_policy(policy, ScalarizedEnvironment(problem), horizon=5, seed=1)
@@ -122,7 +116,7 @@ def test_mt_kb_on_a_box_domain():
     runs = []
     for global_seed in (0, 1):
         torch.manual_seed(global_seed)
-        policy = MultiTaskKernelizedBandit(make_rbf([0.25]), torch.tensor(B), domain, RKHS, SIGMA)
+        policy = mt_kb(make_rbf([0.25]), torch.tensor(B), domain, RKHS, SIGMA)
         runs.append(run_policy(policy, ScalarizedEnvironment(problem), horizon=2, seed=2))
     first, second = runs
     for a, b in zip(first, second):  # reproducible given the seed
@@ -132,7 +126,7 @@ def test_mt_kb_on_a_box_domain():
 
 def test_bad_task_variances():
     with pytest.raises(ValueError, match="task_variances"):
-        IndependentTaskKernelizedBandit(
+        it_kb(
             make_rbf([0.25]),
             torch.tensor([1.0, 0.0]),
             FiniteDomain(TinyProblem().points),
@@ -142,17 +136,16 @@ def test_bad_task_variances():
 
 
 def _plain(policy):
-    """``policy`` with the finite-domain tracking of issue 14 turned off."""
-    policy._tracking_asked = True
+    """``policy`` with the finite-domain tracking turned off."""
+    policy.rule.candidates = None
     return policy
 
 
 @pytest.mark.parametrize("method", ("MT-KB", "IT-KB", "MOBO"))
 def test_tracked_candidates_choose_the_points_of_the_plain_posterior(method):
-    """Issue 14, item 1: on a finite domain the policies keep the posterior at the domain
+    """On a finite domain the policies keep the posterior at the domain
     incrementally; the points chosen are those of the plain posterior, the widths equal
     to round-off (a small problem, and 30 rounds of the main job's light sensors)."""
-    from botorch_mtucb.bandits import RandomScalarizationUCB
     from botorch_mtucb.experiments.paper000.methods import build_it_kb, build_mt_kb
     from botorch_mtucb.problems import light_sensor_problem
 
@@ -161,11 +154,11 @@ def test_tracked_candidates_choose_the_points_of_the_plain_posterior(method):
 
     def build():
         if method == "MT-KB":
-            return MultiTaskKernelizedBandit(make_rbf([0.25]), torch.tensor(B), domain, RKHS, SIGMA)
+            return mt_kb(make_rbf([0.25]), torch.tensor(B), domain, RKHS, SIGMA)
         if method == "IT-KB":
             variances = torch.tensor(np.diag(B))
-            return IndependentTaskKernelizedBandit(make_rbf([0.25]), variances, domain, RKHS, SIGMA)
-        return RandomScalarizationUCB(make_rbf([0.25]), torch.tensor(np.diag(B)), domain, ETA)
+            return it_kb(make_rbf([0.25]), variances, domain, RKHS, SIGMA)
+        return mobo(make_rbf([0.25]), torch.tensor(np.diag(B)), domain, ETA)
 
     runs = [(build(), _plain(build()), ScalarizedEnvironment(problem), 40)]
     if method != "MOBO":
@@ -176,7 +169,7 @@ def test_tracked_candidates_choose_the_points_of_the_plain_posterior(method):
     for tracked, plain, environment, horizon in runs:
         first = run_policy(tracked, environment, horizon=horizon, seed=3)
         second = run_policy(plain, environment, horizon=horizon, seed=3)
-        assert tracked.model.tracks_candidates and not plain.model.tracks_candidates
+        assert tracked.rule.model.tracks_candidates and not plain.rule.model.tracks_candidates
         assert [r.x for r in first] == [r.x for r in second]
         assert len({tuple(r.x) for r in first}) > 3  # the runs explore: not a vacuous check
         for a, b in zip(first, second):
@@ -185,8 +178,8 @@ def test_tracked_candidates_choose_the_points_of_the_plain_posterior(method):
 
 
 def test_box_domains_are_not_tracked():
-    policy = MultiTaskKernelizedBandit(
+    policy = mt_kb(
         make_rbf([0.25]), torch.tensor(B), BoxDomain(torch.tensor([[0.0], [1.0]])), RKHS, SIGMA
     )
-    policy._track_domain()
-    assert not policy.model.tracks_candidates
+    policy.rule._track()
+    assert not policy.rule.model.tracks_candidates

@@ -11,7 +11,7 @@ from gpytorch.kernels import LinearKernel
 
 from botorch_mtucb.bandits.environments.task_indexed import OnlineMultiTaskEnvironment
 from botorch_mtucb.bandits.runner import run_policy
-from botorch_mtucb.bandits.task_indexed.adaptive_mt_ucb import AdaptiveMultiTaskUCB
+from botorch_mtucb.bandits.task_indexed import ada_mt_ucb
 from botorch_mtucb.confidence import theorem2_kernel_parameter
 from botorch_mtucb.problems.multitask_synthetic import multitask_synthetic_problem
 from botorch_mtucb.utils.domains import FiniteDomain
@@ -29,7 +29,7 @@ def _problem():
 
 def _one_arm_policy(**kwargs):
     arms = [torch.tensor([[1.0]], dtype=torch.float64), torch.tensor([[1.0]], dtype=torch.float64)]
-    return AdaptiveMultiTaskUCB(
+    return ada_mt_ucb(
         [FiniteDomain(a) for a in arms],
         linear_kernel(),
         rkhs_norm_bound=0.01,
@@ -42,6 +42,7 @@ def _one_arm_policy(**kwargs):
 
 def test_adamt_removes_a_learner_exactly_when_eq45_fires():
     policy = _one_arm_policy(concentration_constant=0.3)
+    rule = policy.rule
     generator = torch.Generator().manual_seed(0)
     x = torch.tensor([1.0], dtype=torch.float64)
     U = R = 0.0
@@ -49,8 +50,8 @@ def test_adamt_removes_a_learner_exactly_when_eq45_fires():
     observations = [5.0] * 5 + [-5.0] * 20  # the last ones contradict the first ones
     fired_at = None
     for step, y in enumerate(observations):
-        widths = {e: policy.regression_of[e].widths(0.01, e, 0.01, 1e-3)["new"] for e in L}
-        stats = {e: policy.regression_of[e].mean_std_at(0, x) for e in L}
+        widths = {e: rule.regression_of[e].widths(0.01, e, 0.01, 1e-3)["new"] for e in L}
+        stats = {e: rule.regression_of[e].mean_std_at(0, x) for e in L}
         U += y
         R += 2 * widths[0.1] * stats[0.1][1]
         for e in L:
@@ -60,14 +61,16 @@ def test_adamt_removes_a_learner_exactly_when_eq45_fires():
             L.values()
         )
         policy.update(x, torch.tensor([y]), {"task": 0}, generator)
-        assert (policy.removed == [0.1]) == expected, step
+        assert (rule.removed == [0.1]) == expected, step
         if expected:
             fired_at = step
             break
     assert fired_at is not None and fired_at >= 5
-    assert policy.current_deviation == 2.0
-    assert policy.epoch_length == 0 and policy.cumulative_reward == 0.0
-    assert list(policy.lower_bounds) == [2.0]
+    assert rule.current_deviation == 2.0
+    assert rule.epoch_length == 0 and rule.cumulative_reward == 0.0
+    assert list(rule.lower_bounds) == [2.0]
+    assert policy.diagnostics() == {"task_deviation": 2.0, "b": 1.0,
+                                    "width": rule._widths[2.0], "removed": 1.0}  # fmt: skip
 
 
 def test_adamt_keeps_learners_on_consistent_data_and_theorem2_b():
@@ -76,8 +79,8 @@ def test_adamt_keeps_learners_on_consistent_data_and_theorem2_b():
     x = torch.tensor([1.0], dtype=torch.float64)
     for _ in range(20):
         policy.update(x, torch.tensor([1.0]), {"task": 1}, generator)
-    assert policy.removed == []
-    adaptive = AdaptiveMultiTaskUCB(
+    assert policy.rule.removed == []
+    adaptive = ada_mt_ucb(
         [FiniteDomain(torch.eye(2, dtype=torch.float64))] * 3,
         linear_kernel(),
         1.0,
@@ -85,12 +88,13 @@ def test_adamt_keeps_learners_on_consistent_data_and_theorem2_b():
         horizon=5,
     )
     for e in (0.01, 0.5):
-        assert adaptive.kernel_parameters[e] == pytest.approx(theorem2_kernel_parameter(3, e, 5))
-    assert len(adaptive.regressions) == 2
+        e_b = adaptive.rule.kernel_parameters[e]
+        assert e_b == pytest.approx(theorem2_kernel_parameter(3, e, 5))
+    assert len(adaptive.rule.regressions) == 2
     with pytest.raises(ValueError, match="horizon is required"):
-        AdaptiveMultiTaskUCB([FiniteDomain(torch.eye(2))] * 3, linear_kernel(), 1.0)
+        ada_mt_ucb([FiniteDomain(torch.eye(2))] * 3, linear_kernel(), 1.0)
     with pytest.raises(ValueError, match=r"subset of \(0, 2\]"):
-        AdaptiveMultiTaskUCB(
+        ada_mt_ucb(
             [FiniteDomain(torch.eye(2))] * 3,
             linear_kernel(),
             1.0,
@@ -103,9 +107,7 @@ def test_runner_end_to_end_and_resume(tmp_path):
     problem = _problem()
 
     def make():
-        return AdaptiveMultiTaskUCB(
-            problem.domains(), linear_kernel(), problem.rkhs_norm_bound, b=0.5
-        )
+        return ada_mt_ucb(problem.domains(), linear_kernel(), problem.rkhs_norm_bound, b=0.5)
 
     environment = OnlineMultiTaskEnvironment(problem)
     full = run_policy(make(), environment, 12, seed=4)

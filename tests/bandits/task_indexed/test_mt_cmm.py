@@ -8,13 +8,12 @@ import pytest
 import torch
 from gpytorch.kernels import LinearKernel
 
-from botorch_mtucb.bandits.environments.task_indexed import ActiveLearningAction
-from botorch_mtucb.bandits.task_indexed.mt_cmm import (
-    MultiTaskCMMActiveLearning,
-    MultiTaskCMMUCB,
-    TaskIndexedCMMPolicy,
+from botorch_mtucb.bandits.confidence_rules import (
+    TaskIndexedMartingaleMixtureRule,
     task_indexed_norm_bound,
 )
+from botorch_mtucb.bandits.environments.task_indexed import ActiveLearningAction
+from botorch_mtucb.bandits.task_indexed import mt_cmm_al, mt_cmm_ucb
 from botorch_mtucb.confidence import EmptyConfidenceSetError, MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
@@ -45,14 +44,14 @@ def _problem(seed=0, dtype=D64):
     return [FiniteDomain(a.to(dtype)) for a in arms], thetas, B, eps, g
 
 
-def _fresh_bound(policy, X, Y, tasks, b=None, norm=None):
-    b = policy.b if b is None else b
+def _fresh_bound(rule, X, Y, tasks, b=None, norm=None):
+    b = rule.b if b is None else b
     return MultiTaskMartingaleMixtureBound(
         torch.stack(X) if X else torch.zeros(0, DIM, dtype=D64),
         torch.tensor(Y, dtype=D64).reshape(-1, 1),
         linear_kernel(),
         UniformSimilarityTaskKernel.from_b(N, b, dtype=D64),
-        policy.norm_bound if norm is None else norm,
+        rule.norm_bound if norm is None else norm,
         SIGMA,
         DELTA,
         train_tasks=torch.tensor(tasks, dtype=torch.long),
@@ -111,17 +110,18 @@ def test_norm_bound_formula_and_errors():
 @pytest.mark.parametrize("b", [0.0, 0.5])
 def test_mt_cmm_ucb_plays_the_argmax_of_a_fresh_bound(b):
     domains, thetas, B, eps, g = _problem()
-    policy = MultiTaskCMMUCB(domains, linear_kernel(), b, B, eps, DELTA, SIGMA)
-    assert policy.norm_bound == task_indexed_norm_bound(B, eps, N, b)
+    policy = mt_cmm_ucb(domains, linear_kernel(), b, B, eps, DELTA, SIGMA)
+    rule = policy.rule
+    assert rule.norm_bound == task_indexed_norm_bound(B, eps, N, b)
     X, Y, tasks = [], [], []
     for t in range(12):
         task = (5 * t) % N
         x = policy.select({"task": task}, torch.Generator().manual_seed(t))
-        fresh = _brute_force(_fresh_bound(policy, X, Y, tasks), domains[task].points, task)
+        fresh = _brute_force(_fresh_bound(rule, X, Y, tasks), domains[task].points, task)
         # the alpha search is per point: batched and one-point evaluations agree to its
         # accuracy (round-off can move a golden-section step), not to round-off
         scale = RTOL * float(fresh.abs().max())
-        torch.testing.assert_close(policy.task_upper(task), fresh, rtol=RTOL, atol=scale)
+        torch.testing.assert_close(rule.task_upper(task), fresh, rtol=RTOL, atol=scale)
         chosen = int((domains[task].points == x).all(-1).nonzero())
         assert fresh[chosen] >= fresh.max() - scale
         y = float(thetas[task] @ x) + SIGMA * float(torch.randn(1, generator=g, dtype=D64))
@@ -129,22 +129,22 @@ def test_mt_cmm_ucb_plays_the_argmax_of_a_fresh_bound(b):
         X, Y, tasks = [*X, x], [*Y, y], [*tasks, task]
         assert policy.diagnostics()["growths"] == 0.0
     # appending equals rebuilding: every per-task bound at every arm, and R_t^2
-    fresh = _fresh_bound(policy, X, Y, tasks)
+    fresh = _fresh_bound(rule, X, Y, tasks)
     points = torch.cat([d.points for d in domains])
-    for evaluate, again in ((policy.bound.upper, fresh.upper), (policy.bound.lower, fresh.lower)):
+    for evaluate, again in ((rule.bound.upper, fresh.upper), (rule.bound.lower, fresh.lower)):
         torch.testing.assert_close(evaluate(points), again(points), rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(policy.bound.radius_squared, fresh.radius_squared, rtol=1e-12,
+    torch.testing.assert_close(rule.bound.radius_squared, fresh.radius_squared, rtol=1e-12,
                                atol=0)  # fmt: skip
 
 
 def test_mt_cmm_al_follows_mt_al_rule_with_the_bound_half_width():
     domains, thetas, B, eps, g = _problem(seed=2)
-    policy = MultiTaskCMMActiveLearning(domains, linear_kernel(), 0.2, B, eps, DELTA, SIGMA)
+    policy = mt_cmm_al(domains, linear_kernel(), 0.2, B, eps, DELTA, SIGMA)
     X, Y, tasks = [], [], []
     for t in range(6):
         action = policy.select({}, torch.Generator().manual_seed(t))
         assert isinstance(action, ActiveLearningAction)
-        fresh = _fresh_bound(policy, X, Y, tasks)
+        fresh = _fresh_bound(policy.rule, X, Y, tasks)
         widths = []
         for i in range(N):
             upper = _brute_force(fresh, domains[i].points, i)
@@ -153,29 +153,31 @@ def test_mt_cmm_al_follows_mt_al_rule_with_the_bound_half_width():
             lower = _brute_force(fresh, domains[i].points[best : best + 1], i, sign=-1.0)
             widths.append(float(upper[best] - lower[0]) / 2)
         assert widths[action.task] >= max(widths) * (1 - RTOL)
-        assert policy.diagnostics()["width"] == pytest.approx(widths[action.task], rel=RTOL)
         x = action.query
         y = float(thetas[action.task] @ x) + SIGMA * float(torch.randn(1, generator=g, dtype=D64))
         policy.update(action, torch.tensor([y], dtype=D64), {}, torch.Generator())
+        # recorded with the round (the runner reads them after the update): the queried
+        # task's half-width at its recommendation
+        assert policy.diagnostics()["width"] == pytest.approx(widths[action.task], rel=RTOL)
         X, Y, tasks = [*X, x], [*Y, y], [*tasks, action.task]
     assert policy.diagnostics()["task"] == float(tasks[-1])
-    assert policy.bound.num_observations == 6
+    assert policy.rule.bound.num_observations == 6
 
 
 @pytest.mark.parametrize("noise_std", [1e-3, 0.1, 1.0])
 def test_screened_argmax_is_the_exact_argmax_over_many_arms(noise_std):
     g = torch.Generator().manual_seed(7)
     arms = FiniteDomain(torch.randn(400, DIM, generator=g, dtype=D64))
-    policy = MultiTaskCMMUCB(arms, linear_kernel(), 0.3, 3.0, 0.3, DELTA, noise_std,
-                             num_tasks=2, on_empty="grow")  # fmt: skip
+    rule = TaskIndexedMartingaleMixtureRule(arms, linear_kernel(), 0.3, 3.0, 0.3, DELTA,
+                                            noise_std, num_tasks=2, on_empty="grow")  # fmt: skip
     theta = torch.tensor([0.5, -1.0, 0.8], dtype=D64)
     for t in range(30):
         task = t % 2
         x = arms.points[int(torch.randint(400, (1,), generator=g))]
         y = float(theta @ x) * (1 + 0.2 * task) + noise_std * float(torch.randn(1, generator=g))
-        policy.observe(task, x, torch.tensor(y, dtype=D64))
-        exact = policy.task_upper(task)
-        chosen = policy.ucb_maximizer(task, torch.Generator().manual_seed(t))
+        rule.observe(task, x, torch.tensor(y, dtype=D64))
+        exact = rule.task_upper(task)
+        chosen = rule.ucb_maximizer(task, torch.Generator().manual_seed(t))
         assert exact[chosen] >= exact.max() - RTOL * float(exact.abs().max())
 
 
@@ -183,9 +185,9 @@ def test_prior_ties_are_broken_at_random():
     # without data every arm of unit norm has the bound B_mt sqrt(K_task(b)_00 k(x, x)):
     # the arm is drawn at random
     arms = FiniteDomain(torch.eye(4, dtype=D64))
-    policy = MultiTaskCMMUCB(arms, linear_kernel(), 0.5, 1.0, 0.1, num_tasks=2)
-    prior = policy.norm_bound * math.sqrt((1 + 0.5 / 2) / (1 + 0.5))
-    torch.testing.assert_close(policy.task_upper(0), torch.full((4,), prior, dtype=D64))
+    policy = mt_cmm_ucb(arms, linear_kernel(), 0.5, 1.0, 0.1, num_tasks=2)
+    prior = policy.rule.norm_bound * math.sqrt((1 + 0.5 / 2) / (1 + 0.5))
+    torch.testing.assert_close(policy.rule.task_upper(0), torch.full((4,), prior, dtype=D64))
     chosen = {int(policy.select({"task": 0}, torch.Generator().manual_seed(s)).argmax())
               for s in range(20)}  # fmt: skip
     assert len(chosen) > 1
@@ -263,8 +265,8 @@ def test_b0_joint_set_against_per_task_cmm_bounds():
 # ------------------------------------------------------------------ empty sets
 def _contradicting_policy(on_empty):
     arms = FiniteDomain(torch.eye(2, dtype=D64))
-    policy = MultiTaskCMMUCB(arms, linear_kernel(), 0.5, 0.1, 0.1, DELTA, 0.01,
-                             on_empty=on_empty, num_tasks=2)  # fmt: skip
+    policy = mt_cmm_ucb(arms, linear_kernel(), 0.5, 0.1, 0.1, DELTA, 0.01,
+                        on_empty=on_empty, num_tasks=2)  # fmt: skip
     return policy, arms
 
 
@@ -274,16 +276,18 @@ def test_empty_set_raises_or_grows_the_norm_bound():
         policy.update(arms.points[0], torch.tensor([5.0]), {"task": 0}, torch.Generator())
     policy, arms = _contradicting_policy("grow")
     policy.update(arms.points[0], torch.tensor([5.0]), {"task": 0}, torch.Generator())
-    assert policy.norm_bound > policy.initial_norm_bound and policy.num_growths == 1
-    assert policy.settings()["rkhs_norm_bound"] == policy.initial_norm_bound
-    policy.bound.check_nonempty()
+    rule = policy.rule
+    assert rule.norm_bound > rule.initial_norm_bound and rule.num_growths == 1
+    assert policy.settings()["rkhs_norm_bound"] == rule.initial_norm_bound
+    assert policy.diagnostics()["rkhs_norm_bound"] == rule.norm_bound
+    rule.bound.check_nonempty()
     # the grown bound is the bound with that norm on the same data
     fresh = MultiTaskMartingaleMixtureBound(
         arms.points[:1], torch.tensor([[5.0]], dtype=D64), linear_kernel(),
-        UniformSimilarityTaskKernel.from_b(2, 0.5, dtype=D64), policy.norm_bound, 0.01, DELTA,
+        UniformSimilarityTaskKernel.from_b(2, 0.5, dtype=D64), rule.norm_bound, 0.01, DELTA,
         train_tasks=torch.tensor([0]),
     )  # fmt: skip
-    torch.testing.assert_close(policy.bound.upper(arms.points), fresh.upper(arms.points))
+    torch.testing.assert_close(rule.bound.upper(arms.points), fresh.upper(arms.points))
     x = policy.select({"task": 1}, torch.Generator())
     assert x.shape == (2,)
 
@@ -292,7 +296,7 @@ def test_empty_set_raises_or_grows_the_norm_bound():
 def test_float32_arms_give_the_choices_of_their_float64_copies():
     domains32, thetas, B, eps, _ = _problem(seed=6, dtype=torch.float32)
     domains64 = [FiniteDomain(d.points.to(D64)) for d in domains32]
-    policies = [MultiTaskCMMUCB(d, linear_kernel(), 0.3, B, eps, DELTA, SIGMA)
+    policies = [mt_cmm_ucb(d, linear_kernel(), 0.3, B, eps, DELTA, SIGMA)
                 for d in (domains32, domains64)]  # fmt: skip
     for t in range(6):
         context = {"task": t % N}
@@ -301,17 +305,19 @@ def test_float32_arms_give_the_choices_of_their_float64_copies():
         y = torch.tensor([float(thetas[t % N] @ x64)])
         for policy, x in zip(policies, (x32, x64)):
             policy.update(x, y, context, torch.Generator())
-    assert policies[0].task_upper(0).dtype == D64
+    assert policies[0].rule.task_upper(0).dtype == D64
 
 
 def test_bad_arguments():
     arms = FiniteDomain(torch.eye(2, dtype=D64))
     with pytest.raises(ValueError, match="num_tasks"):
-        TaskIndexedCMMPolicy(arms, linear_kernel(), 0.1, 1.0, 0.1)
+        TaskIndexedMartingaleMixtureRule(arms, linear_kernel(), 0.1, 1.0, 0.1)
     with pytest.raises(TypeError, match="FiniteDomain"):
         box = BoxDomain(torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=D64))
-        TaskIndexedCMMPolicy([box, box], linear_kernel(), 0.1, 1.0, 0.1)
+        TaskIndexedMartingaleMixtureRule([box, box], linear_kernel(), 0.1, 1.0, 0.1)
     with pytest.raises(ValueError, match="on_empty"):
-        TaskIndexedCMMPolicy(arms, linear_kernel(), 0.1, 1.0, 0.1, on_empty="ignore", num_tasks=2)
+        TaskIndexedMartingaleMixtureRule(
+            arms, linear_kernel(), 0.1, 1.0, 0.1, on_empty="ignore", num_tasks=2
+        )
     with pytest.raises(ValueError, match="finite"):
-        TaskIndexedCMMPolicy(arms, linear_kernel(), math.inf, 1.0, 0.1, num_tasks=2)
+        TaskIndexedMartingaleMixtureRule(arms, linear_kernel(), math.inf, 1.0, 0.1, num_tasks=2)

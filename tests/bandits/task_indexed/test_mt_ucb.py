@@ -8,8 +8,9 @@ import pytest
 import torch
 from gpytorch.kernels import LinearKernel
 
+from botorch_mtucb.bandits.confidence_rules import NaiveWidth
 from botorch_mtucb.bandits.environments.task_indexed import OnlineMultiTaskEnvironment
-from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
+from botorch_mtucb.bandits.task_indexed import gob_lin, independent_ucb, mt_ucb, single_ucb
 from botorch_mtucb.problems.multitask_synthetic import multitask_synthetic_problem
 from botorch_mtucb.utils.domains import BoxDomain
 
@@ -26,19 +27,18 @@ def _problem():
 
 def test_mt_ucb_plays_the_argmax_of_eq7_and_tracks_the_width():
     problem = _problem()
-    policy = MultiTaskUCB(
+    policy = mt_ucb(
         problem.domains(), linear_kernel(), 1.0, problem.rkhs_norm_bound, problem.task_deviation
     )
+    regression = policy.rule.regression
     environment = OnlineMultiTaskEnvironment(problem)
     generator = torch.Generator().manual_seed(0)
     for t in range(1, 15):
         context = environment.context(t, generator)
         task = context["task"]
-        width = policy.regression.widths(problem.rkhs_norm_bound, problem.task_deviation, 0.01)[
-            "new"
-        ]
-        assert policy.width() == pytest.approx(width)
-        mean, std = policy.regression.posterior.mean(task), policy.regression.posterior.std(task)
+        width = regression.widths(problem.rkhs_norm_bound, problem.task_deviation, 0.01)["new"]
+        assert policy.rule.width == pytest.approx(width)
+        mean, std = regression.posterior.mean(task), regression.posterior.std(task)
         x = policy.select(context, generator)
         ucb = mean + width * std
         index = int((problem.arms[task] == x).all(-1).nonzero()[0, 0])
@@ -48,35 +48,39 @@ def test_mt_ucb_plays_the_argmax_of_eq7_and_tracks_the_width():
         if int((ucb >= ucb.max() - 1e-12 * ucb.abs().max()).sum()) == 1:
             assert index == int(torch.argmax(ucb))
         policy.update(x, environment.observe(x, context, generator), context, generator)
-    assert policy.diagnostics()["width"] == pytest.approx(policy.width())
+    assert policy.diagnostics()["width"] == pytest.approx(policy.rule.width)
+    assert policy.diagnostics()["info_gain_mt"] == regression.info_gain_mt
+    assert policy.diagnostics()["info_gain_st"] == regression.info_gain_st
 
 
 def test_table1_special_cases():
     problem = _problem()
-    independent = MultiTaskUCB.independent(problem.domains(), linear_kernel(), 1.0)
-    assert independent.regression.b == 0 and independent.regression.regularization == 1.0
-    single = MultiTaskUCB.single(problem.domains(), linear_kernel(), 1.0)
-    assert math.isinf(single.regression.b) and single.regression.regularization == pytest.approx(
-        1 / 3
-    )
-    assert single.task_deviation == 0.0 and math.isfinite(single.width())
-    naive = MultiTaskUCB.gob_lin(problem.domains(), linear_kernel(), 2.0, 1.0, 0.3)
-    assert naive.width_rule == "naive" and naive.regression.regularization == 1.0
+    independent = independent_ucb(problem.domains(), linear_kernel(), 1.0)
+    regression = independent.rule.regression
+    assert regression.b == 0 and regression.regularization == 1.0
+    single = single_ucb(problem.domains(), linear_kernel(), 1.0)
+    regression = single.rule.regression
+    assert math.isinf(regression.b) and regression.regularization == pytest.approx(1 / 3)
+    assert single.rule.width_function.task_deviation == 0.0 and math.isfinite(single.rule.width)
+    naive = gob_lin(problem.domains(), linear_kernel(), 2.0, 1.0, 0.3)
+    assert isinstance(naive.rule.width_function, NaiveWidth)
+    assert naive.rule.regression.regularization == 1.0
     assert naive.name == "MT-UCB-naive"
-    with pytest.raises(ValueError, match="width_rule must be one of"):
-        MultiTaskUCB(problem.domains(), linear_kernel(), 1.0, 1.0, 0.3, width_rule="tight")
+    # the width is an object of Theorem 1, not a name
+    with pytest.raises(TypeError, match="width must be a width of Theorem 1"):
+        mt_ucb(problem.domains(), linear_kernel(), 1.0, 1.0, 0.3, width="tight")
     with pytest.raises(ValueError, match=r"task_deviation .* \[0, 2\]"):
-        MultiTaskUCB(problem.domains(), linear_kernel(), 1.0, 1.0, 3.0)
+        mt_ucb(problem.domains(), linear_kernel(), 1.0, 1.0, 3.0)
 
 
 def test_mt_ucb_on_a_box_runs_through_the_acquisition():
     bounds = torch.tensor([[-1.0, -1.0], [1.0, 1.0]], dtype=torch.float64)
     domain = BoxDomain(bounds, num_restarts=2, raw_samples=16)
-    policy = MultiTaskUCB(domain, linear_kernel(), 1.0, 1.0, 0.2, num_tasks=2)
+    policy = mt_ucb(domain, linear_kernel(), 1.0, 1.0, 0.2, num_tasks=2)
     generator = torch.Generator().manual_seed(0)
     for t in range(3):
         context = {"task": t % 2}
         x = policy.select(context, generator)
         assert x.shape == (2,) and ((x >= -1) & (x <= 1)).all()
         policy.update(x, torch.tensor([float(x.sum())]), context, generator)
-    assert policy.regression.num_observations == 3
+    assert policy.rule.regression.num_observations == 3

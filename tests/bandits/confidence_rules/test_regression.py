@@ -10,8 +10,8 @@ import pytest
 import torch
 from gpytorch.kernels import LinearKernel
 
-from botorch_mtucb.bandits.task_indexed.mt_ucb import MultiTaskUCB
-from botorch_mtucb.bandits.task_indexed.regression import AgnosticMultiTaskRegression
+from botorch_mtucb.bandits.confidence_rules.regression import AgnosticMultiTaskRegression
+from botorch_mtucb.bandits.task_indexed import independent_ucb, mt_ucb
 from botorch_mtucb.confidence import (
     multitask_information_gain,
     multitask_widths,
@@ -177,17 +177,18 @@ def test_prior_ties_are_broken_at_random_not_by_round_off(dtype):
     assert not torch.all(norms == norms[:, :1])  # round-off makes the norms differ
     kernel = linear_kernel().to(dtype)
     domains = [FiniteDomain(a) for a in arms]
-    independent = MultiTaskUCB.independent(domains, kernel, 5.0, noise_std=0.01)
+    independent = independent_ucb(domains, kernel, 5.0, noise_std=0.01)
     picks = []
     for seed in range(600):
         x = independent.select({"task": 1}, torch.Generator().manual_seed(seed))
         picks.append(int((arms[1] == x).all(-1).nonzero()[0, 0]))
     counts = np.bincount(picks, minlength=12)
     assert counts.min() >= 25 and counts.max() <= 75  # uniform: 50 +- 6.8 sd
-    shared = MultiTaskUCB(domains, kernel, 1.0, 5.0, 0.3, noise_std=0.01)
+    shared = mt_ucb(domains, kernel, 1.0, 5.0, 0.3, noise_std=0.01)
     shared.update(arms[0][3], torch.tensor([2.0], dtype=dtype), {"task": 0}, generator)
-    mean, std = shared.regression.posterior.mean(1), shared.regression.posterior.std(1)
-    best = int(torch.argmax(mean.double() + shared.width() * std.double()))
+    posterior = shared.rule.regression.posterior
+    mean, std = posterior.mean(1), posterior.std(1)
+    best = int(torch.argmax(mean.double() + shared.rule.width * std.double()))
     for seed in range(20):
         x = shared.select({"task": 1}, torch.Generator().manual_seed(seed))
         assert torch.equal(x, arms[1][best])

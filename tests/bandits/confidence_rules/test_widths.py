@@ -1,7 +1,6 @@
-"""The confidence rules of KernelUCB: each gives the acquisition values of its bound
-(``MartingaleMixtureBound.upper`` at its alphas, or ``mu + width rho`` with the width
-formula computed independently), keeps them up to date under updates, and reports its
-diagnostics; any object with the three methods drives KernelUCB."""
+"""Width rules: ``mu + width rho`` with the width formula computed independently (paper
+002's AY-GP-UCB and IGP-UCB), kept up to date under updates, with its diagnostics. The
+width functions of paper 000 are tested with their methods (``tests/bandits/scalarized``)."""
 
 from __future__ import annotations
 
@@ -12,13 +11,10 @@ import pytest
 import torch
 from botorch.acquisition import UpperConfidenceBound
 
-from botorch_mtucb.acquisition import MartingaleMixtureUCB
 from botorch_mtucb.bandits import (
     AYGPUCBWidth,
     ConfidenceRule,
     IGPUCBWidth,
-    KernelUCB,
-    MartingaleMixtureRule,
     WidthRule,
 )
 from botorch_mtucb.confidence import MartingaleMixtureBound, ay_gp_ucb_width, igp_ucb_width
@@ -66,34 +62,6 @@ def _empty_model(kernel, regularization, d=2):
 def _feed(rule, X, Y):
     for x, y in zip(X, Y):
         rule.update(x.reshape(1, -1), y.reshape(1, 1))
-
-
-@pytest.mark.parametrize("kind", list(ALPHAS))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_martingale_mixture_rule_is_the_bound_at_its_alphas(kind, dtype):
-    kernel, X, Y, test_X = _data()
-    rule = MartingaleMixtureRule(_empty_bound(kernel), ALPHAS[kind])
-    assert isinstance(rule, ConfidenceRule)
-    _feed(rule, X, Y)
-    acquisition = rule.acquisition()
-    assert isinstance(acquisition, MartingaleMixtureUCB)
-    with torch.no_grad():
-        values = acquisition(test_X.to(dtype).unsqueeze(-2))
-    # the same numbers as the bound the rule holds (its own arithmetic) ...
-    expected = rule.bound.upper(test_X.to(dtype), ALPHAS[kind])
-    assert values.dtype == dtype and torch.equal(values, expected.to(dtype))
-    # ... and as a bound built afresh on all the data (up to round-off of the updates)
-    fresh = MartingaleMixtureBound(X, Y, kernel, B, SIGMA, DELTA, mixture_scale=C)
-    fresh_values = fresh.upper(test_X, ALPHAS[kind])
-    tolerance = 1e-4 if dtype == torch.float32 else 1e-8
-    assert torch.allclose(values.double(), fresh_values, rtol=tolerance, atol=tolerance)
-    assert rule.diagnostics() == {"radius_squared": pytest.approx(float(fresh.radius_squared))}
-    assert rule.bound.num_observations == len(X)
-
-
-def test_martingale_mixture_rule_rejects_other_objects():
-    with pytest.raises(TypeError, match="MartingaleMixtureBound"):
-        MartingaleMixtureRule(_empty_model(make_kernel("rbf", 0.5), 0.1))
 
 
 def _dense_posterior(kernel, X, Y, test_X, regularization):
@@ -156,31 +124,3 @@ def test_width_rule_matches_the_width_functions_of_the_confidence_layer():
             values = rule.acquisition()(test_X.unsqueeze(-2))
             expected = UpperConfidenceBound(rule.model, beta=width**2)(test_X.unsqueeze(-2))
         assert torch.equal(values, expected)
-
-
-def test_any_object_with_the_three_methods_drives_kernel_ucb():
-    class CountingRule:
-        """A user's rule: BoTorch's UCB with a fixed width on our GP."""
-
-        def __init__(self, model):
-            self.model, self.updates = model, 0
-
-        def acquisition(self):
-            return UpperConfidenceBound(self.model, beta=4.0)
-
-        def update(self, X, Y):
-            self.model.append_observations(X, Y)
-            self.updates += 1
-
-        def diagnostics(self):
-            return {"updates": float(self.updates)}
-
-    kernel, X, Y, test_X = _data(t=5)
-    policy = KernelUCB(CountingRule(_empty_model(kernel, 0.1)), name="fixed-width")
-    for x, y in zip(X, Y):
-        policy.update(x, y, {}, torch.Generator())
-    chosen = policy.select({"_actions": test_X}, torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        values = policy.rule.acquisition()(test_X.unsqueeze(-2))
-    assert torch.equal(chosen, test_X[int(values.argmax())])
-    assert policy.diagnostics() == {"updates": 5.0}
