@@ -13,6 +13,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+import gpytorch
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.exceptions.errors import UnsupportedError
@@ -25,6 +26,13 @@ from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.models.candidate_posterior import (
+    MAX_CANDIDATE_ENTRIES,
+    CandidateDomain,
+    CandidatePosterior,
+    candidate_points,
+    check_max_entries,
+)
 from botorch_mtucb.models.conditioning import ConditioningObservations
 from botorch_mtucb.models.state_loading import RebuildOnLoadMixin
 from botorch_mtucb.models.task_noise import TaskNoiseMixin, per_task_values, task_noise_variances
@@ -145,6 +153,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             TypeError, ValueError: See ``VectorValuedGP``.
         """
         self._conditioning: ConditioningObservations | None = None
+        self._candidates: CandidatePosterior | None = None  # track_candidates
         self._register_rebuild_on_load()
         self.register_buffer("_output_tasks", None)  # subset_output: the tasks kept
         train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
@@ -436,41 +445,104 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             raise ValueError("X contains NaN or inf")
         return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
 
-    def _check_candidates(self, points: Tensor, max_entries: int) -> Tensor:
-        """The checks of ``track_candidates`` (both models): ``points`` an ``N x d``
-        float32/float64 tensor without NaN/inf, ``N >= 1``, and ``max_entries`` an int
-        ``>= 1``; returns ``points``.
+    # ------------------------------------------------------ finite candidate sets
+    def track_candidates(
+        self, points: CandidateDomain | None, max_entries: int = MAX_CANDIDATE_ENTRIES
+    ) -> bool:
+        r"""Keep the posterior at a finite candidate set incrementally from now on
+        (``None`` stops); returns whether the candidates are tracked.
+
+        Attaches one ``CandidatePosterior`` (``models.candidate_posterior``; the model's
+        class docstring says how it is kept): a posterior query at candidates (``b x 1 x
+        d``, e.g. every point of the domain) is then read from it, with the numbers of the
+        plain posterior to round-off, and any other query (``q > 1``, other points,
+        gradients) takes the plain route. The tracking stops (``False``) when it would
+        keep more than ``max_entries`` entries, now or at a later update, or where the
+        model's route cannot keep the candidates (then the plain route is kept).
+        Conditioned models (``condition_on_observations``) track their own data.
+
+        Args:
+            points: ``N x d`` candidates (a tensor or ``FiniteDomain``, detached and
+                copied in the model's dtype), or a list of one per task (each task's
+                arms: candidate columns ``(x, i)``), or ``None``.
+            max_entries: The most entries the tracking may keep (default ``2**25``:
+                256 MiB in float64).
+
+        Returns:
+            Whether the candidates are tracked.
 
         Raises:
-            TypeError: For a non-tensor, half-precision or non-float ``points``, or a
-                non-int ``max_entries``.
-            ValueError: For a wrong shape, NaN/inf, or ``max_entries < 1``.
+            TypeError: If ``points`` is not a tensor / ``FiniteDomain`` (or a list of
+                them), is half precision, or ``max_entries`` is not an int.
+            ValueError: If ``points`` is not ``N x d`` (``N >= 1``, the model's ``d``),
+                holds NaN/inf, a list does not hold one domain per task, or
+                ``max_entries < 1``.
+            UnsupportedError: For a ``subset_output`` model (track on the full model).
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+            >>> D = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
+            >>> model = VectorValuedGP(D[:2], torch.rand(2, 2, dtype=torch.float64),
+            ...                        RBFKernel(), B, regularization=0.1)
+            >>> plain = model.posterior(D.unsqueeze(-2)).variance
+            >>> model.track_candidates(D)
+            True
+            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).variance, plain)
+            True
+            >>> _ = model.append_observations(D[5:6], torch.rand(1, 2, dtype=torch.float64))
+            >>> tracked = model.posterior(D.unsqueeze(-2)).mean
+            >>> model.track_candidates(None)
+            False
+            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).mean, tracked)
+            True
         """
-        self._require_core("track_candidates")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
-        if max_entries < 1:
-            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
-        points = check_tensor(points, "points", dim=2)
-        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
-            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
-        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
-            raise ValueError(
-                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
-            )
-        if not torch.isfinite(points).all():
-            raise ValueError("points contains NaN or inf")
-        return points
+        if points is None:
+            self._candidates = None
+            return False
+        self._require_all_outputs("track_candidates")
+        max_entries = check_max_entries(max_entries)
+        values, offsets = candidate_points(points, self._input_dim, self.num_tasks)
+        values = values.detach().to(self.train_X).clone()
+        self._candidates = None
+        candidates = CandidatePosterior(points, values, max_entries, offsets)
+        with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+            if self._attach_candidates(candidates):
+                self._candidates = candidates
+        return self._candidates is not None
+
+    def _attach_candidates(self, candidates: CandidatePosterior) -> bool:
+        """Fill ``candidates`` from the model's state; ``False``: not tracked."""
+        raise NotImplementedError  # pragma: no cover
+
+    @property
+    def candidates(self) -> CandidatePosterior | None:
+        """The ``CandidatePosterior`` that ``track_candidates`` attached, or ``None``."""
+        return self._candidates
+
+    @property
+    def tracks_candidates(self) -> bool:
+        """Whether ``track_candidates`` keeps the posterior at a candidate set."""
+        return self._candidates is not None
+
+    def _track_again(self, candidates: CandidatePosterior | None) -> None:
+        """Track the candidates of ``candidates`` again (after a rebuild from scratch)."""
+        if candidates is not None:
+            self.track_candidates(candidates.domain, candidates.max_entries)
+
+    def _apply(self, fn, recurse: bool = True):
+        # The candidates' tensors live outside the module's buffers: move / cast them too.
+        super()._apply(fn, recurse)
+        candidates = getattr(self, "_candidates", None)
+        if candidates is not None:
+            candidates.apply(fn)
+        return self
 
     # ----------------------------------------------------------- conditioning
-    def _require_core(self, method: str) -> None:
-        """``method`` works on the model's own data: refuse conditioned or subset models."""
-        if self._conditioning is not None:
-            raise UnsupportedError(
-                f"{method} works on the model's own data, and this model is conditioned "
-                "beyond it (condition_on_observations with batches or other noise "
-                f"variances, or fantasize); call {method} on the model it came from"
-            )
+    def _require_all_outputs(self, method: str) -> None:
+        """``method`` works on all the tasks of the model: refuse ``subset_output`` models."""
         if self._output_tasks is not None:
             raise UnsupportedError(
                 f"{method} works on all tasks of the model, and this model is a "
@@ -483,7 +555,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
         """Check rows to append (same kind of data as the model's); returns them cast
         to the model's dtype and device, and the task indices (``None`` for
         full-vector data)."""
-        self._require_core("append_observations")
+        self._require_all_outputs("append_observations")
         X = check_tensor(X, "X", dim=2)
         Y = check_tensor(Y, "Y", dim=2)
         if X.shape[-1] != self._input_dim:
@@ -531,8 +603,8 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
         conditioning): batched ``X`` / ``Y`` (the new model's ``batch_shape`` is their
         broadcast batch shape, e.g. ``num_fantasies x batch`` from ``fantasize``), other
         noise variances, rows of the other kind of data. Such a model keeps the core
-        factorization and refuses the in-place ``append_observations`` and
-        ``information_gain`` (``UnsupportedError``).
+        factorization and every ability of the model it came from (the class docstring:
+        ``append_observations``, ``information_gain``, ``track_candidates``).
 
         Args:
             X: ``batch_shape x n' x d`` new inputs.
@@ -644,18 +716,30 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
                     f"broadcast with the model's batch_shape {tuple(self.batch_shape)}"
                 ) from error
             observations = self._conditioning.joined(new, self.num_tasks)
+        self._fit_conditioning(observations, new.points)
+        model = self._copy()
+        model._conditioning = observations
+        return model
+
+    def _fit_conditioning(self, observations: ConditioningObservations, new: Tensor) -> None:
+        """Fit ``observations`` to the core's moments at their points (``new``: the
+        points that errors about the kernel's range blame)."""
         points = observations.points
         if points.shape[-2]:
             mean, covariance = self._mean_and_covariance(points)  # the core's moments
             for values in (mean, covariance):
-                check_kernel_values(values, new.points, "X")
+                check_kernel_values(values, new, "X")
         else:  # no row: only the batch shape changes (BoTorch's fantasize at n' = 0)
             mean = points.new_zeros(*points.shape[:-2], 0, self.num_tasks)
             covariance = points.new_zeros(*points.shape[:-2], 0, 0)
         observations.fit(mean, covariance, self.regularization)
-        model = self._copy()
-        model._conditioning = observations
-        return model
+
+    def _refit_conditioning(self) -> None:
+        """After the core grew in place (``append_observations``): condition its new
+        posterior on the further observations again (Bayes' rule does not depend on the
+        order of the observations)."""
+        if self._conditioning is not None:
+            self._fit_conditioning(self._conditioning, self._conditioning.points)
 
     def _copy(self) -> FixedKernelMultiTaskModel:
         """A deep copy; observations that carry an autograd graph (fantasies of

@@ -223,6 +223,13 @@ class ConditioningObservations(Module):
         residual = (self.values - flat_mean).unsqueeze(-1)
         self.whitened = torch.linalg.solve_triangular(self.chol, residual, upper=False)
 
+    def information_gain(self) -> Tensor:
+        r"""``1/2 log det(I + S^{-1/2} C(P, P) S^{-1/2})`` of the fitted observations
+        (``batch``): the information they add to the posterior they were fitted to
+        (the chain rule; infinite for noiseless observations)."""
+        log_diagonal = self.chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return log_diagonal - 0.5 * self.noise.log().sum(-1)
+
     def joint_points(self, X: Tensor) -> Tensor:
         """``X`` (``batch x q x d``) followed by the observed points: ``batch' x (q + P) x d``."""
         return _cat_batched(X, self.points.to(X), 2)

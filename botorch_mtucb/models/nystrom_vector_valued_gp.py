@@ -21,7 +21,7 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.models.candidate_posterior import MAX_MATCH_COMPARISONS, match_candidates
+from botorch_mtucb.models.candidate_posterior import CandidatePosterior
 from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
 from botorch_mtucb.utils.linalg import cholesky_factor
 from botorch_mtucb.utils.random import stream_seed
@@ -44,8 +44,6 @@ ADAPTIVE_MIN_CHUNK_FRACTION = 1.0 / 8.0
 ADAPTIVE_MIN_WINDOW = 64
 # The kernel-range check probes at most this many new rows at once (with the corners).
 CHECK_BLOCK_ROWS = 256
-# track_candidates keeps K(D, D) for the N candidates: at most this many entries.
-MAX_CANDIDATE_ENTRIES = 2**25  # 256 MiB in float64 (as VectorValuedGP's)
 
 
 def _pinv_root(gram: Tensor) -> Tensor:
@@ -290,7 +288,6 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         self.seed = seed
         self.chunk_size = chunk_size
         self._building = False  # True during an adaptive build (its faster routes)
-        self._candidates: dict | None = None  # track_candidates
         # The state: the data, the dictionary and the history of the draws (state_dict).
         empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
         self.register_buffer("train_X", train_X.new_zeros(0, train_X.shape[-1]))
@@ -354,8 +351,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 self._root = self._chol = self._alpha = self._train_embedding = None
                 self._unit_norms = self.train_X.new_zeros(0)
                 self._unit_task_variances = self.train_X.new_zeros(0, self.num_tasks)
-        if candidates is not None:
-            self.track_candidates(candidates["points"], candidates["max_entries"])
+        self._track_again(candidates)
 
     def _build_adaptive(self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None) -> None:
         """The adaptive schedule: each chunk is the longest run of the next rows whose
@@ -449,19 +445,14 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         return self._unit_task_variances
 
     # ------------------------------------------------------ finite candidate sets
-    def track_candidates(
-        self, points: Tensor | None, max_entries: int = MAX_CANDIDATE_ENTRIES
-    ) -> bool:
-        r"""Keep the sketch at a fixed, finite candidate set ``points`` (``N x d``) from
-        now on; ``None`` stops. Returns whether the candidates are tracked.
-
-        On a finite domain every training row is a candidate, so each redraw of the
-        dictionary (Algorithm 2) needs no kernel evaluation and no pass over the ``t``
-        rows beyond gathers: with ``K = K(D, D)`` of the candidates kept (``N x N``),
-        the count ``c_p`` of rows at candidate ``p`` and ``S_p = sum_{s: x_s = p} U^T
-        y_s``, the rebuild merges repeated dictionary points (``j`` copies with weights
-        ``w_j`` span what one column with weight ``sqrt(sum_j w_j^2)`` spans, with the
-        same Gram operator, hence the same posterior) and reads
+    def _attach_candidates(self, candidates: CandidatePosterior) -> bool:
+        r"""Keep the sketch at the candidates (the class docstring): their kernel matrix
+        ``K = K(D, D)`` (``N x N``), the count ``c_p`` of rows at candidate ``p``, ``S_p =
+        sum_{s: x_s = p} U^T y_s`` and eqs. (7)-(8) at every candidate. On a finite
+        domain every training row is a candidate, so each redraw of the dictionary
+        (Algorithm 2) merges repeated dictionary points (``j`` copies with weights ``w_j``
+        span what one column with weight ``sqrt(sum_j w_j^2)`` spans, with the same Gram
+        operator, hence the same posterior) and reads
 
         .. math::
             \tilde\phi_t(D) = R^\top K_{u, D}, \qquad
@@ -469,119 +460,56 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             \sum_s \tilde\phi_t(x_s) y_s^\top U = \tilde\phi_t(D) S,
 
         for the ``m' <= N`` distinct dictionary points ``u`` (``R``: their ``m' x r``
-        root), then eqs. (7)-(8) at every candidate: ``O(m'^3 + g r^2 N + n^2 N)`` per
-        update instead of ``O(m^3 + m t d + g r^2 (t + N))`` (``m`` counts repeats; the
-        dictionary's ``m x m`` ``eigh`` was the floor of the plain route). The variances
-        at the training rows (the next draw's probabilities) and at a new row are read
-        off the candidates'. The numbers are the plain route's to round-off (the
-        dictionary draws, hence MT-BKB's and IT-BKB's runs, are the same; issue 14).
+        root): ``O(m'^3 + g r^2 N + n^2 N)`` per update instead of ``O(m^3 + m t d + g r^2
+        (t + N))`` (``m`` counts repeats). The variances at the training rows (the next
+        draw's probabilities) and at a new row are read off the candidates'; the draws,
+        hence MT-BKB's and IT-BKB's runs, are the plain route's.
 
-        Only the ICM route (a single separable term, full-vector data) is tracked;
-        elsewhere, and when the candidates' ``N^2`` kernel matrix would exceed
-        ``max_entries``, or a training row is not a candidate, this returns ``False``
-        and the plain route is kept. A later row outside the candidates stops the
-        tracking (the plain route from that update on). Queries ``b x 1 x d`` at
-        candidates are answered from the kept moments (``O(b n^2)``); others take the
-        plain route.
-
-        Args:
-            points: ``N x d`` candidates (detached and copied), or ``None``.
-            max_entries: The most entries of ``K(D, D)`` kept (an int ``>= 1``).
-
-        Returns:
-            ``True`` if the candidates are tracked from now on.
-
-        Raises:
-            TypeError: If ``points`` is not a tensor or ``max_entries`` not an int.
-            ValueError: If ``points`` is not ``N x d`` with ``N >= 1`` or holds NaN /
-                inf, or ``max_entries < 1``.
-            UnsupportedError: On a conditioned or ``subset_output`` model.
-
-        Source: issue 14, items 1 and 3 (the finite-domain loop of MT-BKB / IT-BKB).
-
-        Example:
-            >>> import torch
-            >>> from gpytorch.kernels import RBFKernel
-            >>> from botorch_mtucb.models import NystromVectorValuedGP
-            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
-            >>> D = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
-            >>> model = NystromVectorValuedGP(D[:3], D[:3].repeat(1, 2), RBFKernel(), B, 0.1)
-            >>> model.track_candidates(D)
-            True
-            >>> _ = model.append_observations(D[5:6], D[5:6].repeat(1, 2))
-            >>> tracked = model.posterior(D.unsqueeze(-2)).mean
-            >>> model.track_candidates(None)
-            False
-            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).mean, tracked)
-            True
+        Only the ICM route (a single separable term, full-vector data) with one domain
+        of every task is tracked, when ``K(D, D)`` fits in ``max_entries`` and every
+        training row is a candidate; a later row outside the candidates stops the
+        tracking (the plain route from that update on).
         """
-        if points is None:
-            self._candidates = None
+        points, num_points = candidates.points, candidates.points.shape[0]
+        if not self._use_icm or candidates.offsets is not None:
             return False
-        points = self._check_candidates(points, max_entries)
-        self._candidates = None
-        num_points = points.shape[0]
-        if not self._use_icm or num_points**2 > max_entries:
+        if num_points**2 > candidates.max_entries:
             return False
-        points = points.detach().to(self.train_X).clone()
-        index = _match_rows(self.train_X, points)
+        index = candidates.locate_rows(self.train_X)
         if index is None:
             return False
         kernel = self.kernel.kernels[0]
-        with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
-            candidates = points.unsqueeze(-2)  # N x 1 x d: the layout of a posterior query
-            prior = kernel(candidates, candidates).to_dense().reshape(num_points)
-            gram = kernel(points, points).to_dense()  # N x N
-            check_kernel_values(gram, points, "points")
-            check_kernel_values(prior, points, "points")
-            counts = torch.zeros(num_points, dtype=points.dtype, device=points.device)
-            sums = points.new_zeros(num_points, self.num_tasks)  # S_p = sum U^T y_s
-            self._candidates = {
-                "points": points,
-                "max_entries": max_entries,
-                "prior": prior,
-                "gram": gram,
-                "index": index,
-                "counts": counts.index_add(0, index, torch.ones_like(index, dtype=points.dtype)),
-                "sums": sums.index_add(0, index, self._white_targets(self.train_Y, None) @ self._U),
-                "components": None,
-                "mean": None,
-            }
-            embedding = None
-            if self._root is not None:  # the current sketch at the candidates
-                D = self.train_X[self._dictionary]
-                embedding = self._root.transpose(0, 1) @ kernel(D, points).to_dense()
-            self._candidate_moments(embedding)
+        query = points.unsqueeze(-2)  # N x 1 x d: the layout of a posterior query
+        prior = kernel(query, query).to_dense().reshape(num_points)
+        gram = kernel(points, points).to_dense()  # N x N
+        check_kernel_values(gram, points, "points")
+        check_kernel_values(prior, points, "points")
+        counts = torch.zeros(num_points, dtype=points.dtype, device=points.device)
+        sums = points.new_zeros(num_points, self.num_tasks)  # S_p = sum U^T y_s
+        candidates.prior, candidates.gram, candidates.observed = prior, gram, index
+        candidates.counts = counts.index_add(0, index, torch.ones_like(index, dtype=points.dtype))
+        rotated = self._white_targets(self.train_Y, None) @ self._U
+        candidates.sums = sums.index_add(0, index, rotated)
+        embedding = None
+        if self._root is not None:  # the current sketch at the candidates
+            D = self.train_X[self._dictionary]
+            embedding = self._root.transpose(0, 1) @ kernel(D, points).to_dense()
+        self._candidate_moments(candidates, embedding)
         return True
-
-    @property
-    def tracks_candidates(self) -> bool:
-        """Whether ``track_candidates`` keeps the sketch at a candidate set."""
-        return getattr(self, "_candidates", None) is not None
-
-    def _candidate_index(self, X: Tensor) -> Tensor | None:
-        """The candidates equal to the rows of ``X`` (``k x d``), or ``None``."""
-        return _match_rows(X, self._candidates["points"])
 
     def _record_candidate_rows(self, X: Tensor, Y: Tensor) -> None:
         """Add new rows to the candidates' counts and sums, or stop tracking when one
         of them is not a candidate."""
-        candidates = self._candidates
-        index = self._candidate_index(X)
+        index = self._candidates.locate_rows(X)
         if index is None:
             self._candidates = None
             return
-        candidates["index"] = torch.cat([candidates["index"], index])
-        candidates["counts"] = candidates["counts"].index_add(
-            0, index, torch.ones_like(index, dtype=candidates["counts"].dtype)
-        )
-        rotated = self._white_targets(Y, None) @ self._U
-        candidates["sums"] = candidates["sums"].index_add(0, index, rotated)
+        self._candidates.record(index, self._white_targets(Y, None) @ self._U)
 
     def _rebuild_icm_tracked(self, weights: Tensor) -> None:
         """``_rebuild_icm`` from the kept candidates (see ``track_candidates``)."""
         candidates = self._candidates
-        cand = candidates["index"][self._dictionary]  # the dictionary's candidates, m
+        cand = candidates.observed[self._dictionary]  # the dictionary's candidates, m
         unique, inverse = torch.unique(cand, return_inverse=True)
         m = cand.shape[0]
         order = torch.arange(m, device=cand.device)
@@ -589,45 +517,26 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         first = first.scatter_reduce(0, inverse, order, reduce="amin")
         merged = torch.zeros(unique.shape[0], dtype=weights.dtype, device=weights.device)
         merged = merged.index_add(0, inverse, weights.square()).sqrt()
-        rows = candidates["gram"][unique]  # m' x N
+        rows = candidates.gram[unique]  # m' x N
         gram = merged[:, None] * rows[:, unique] * merged
         root = merged[:, None] * _pinv_root(gram)  # m' x r
         self._root = root.new_zeros(m, root.shape[-1]).index_copy(0, first, root)
         embedding = root.transpose(0, 1) @ rows  # r x N: phi~ at every candidate
-        v = (embedding * candidates["counts"]) @ embedding.transpose(0, 1)
-        self._finish_icm(embedding[:, candidates["index"]], v, embedding @ candidates["sums"])
-        self._candidate_moments(embedding)
+        v = (embedding * candidates.counts) @ embedding.transpose(0, 1)
+        self._finish_icm(embedding[:, candidates.observed], v, embedding @ candidates.sums)
+        self._candidate_moments(candidates, embedding)
 
-    def _candidate_moments(self, embedding: Tensor | None) -> None:
+    def _candidate_moments(self, candidates: CandidatePosterior, embedding: Tensor | None) -> None:
         """Eq. (8) before the max (``components``, ``N x n``) and the mean (``N x n``)
         at every candidate, from ``phi~`` there (``r x N``; ``None``: the prior)."""
-        candidates = self._candidates
-        prior = candidates["prior"]
+        prior = candidates.prior
         if embedding is None:
-            candidates["components"] = self._xi * prior[:, None]
-            candidates["mean"] = prior.new_zeros(prior.shape[0], self.num_tasks) + self.prior_mean
+            candidates.components = self._xi * prior[:, None]
+            candidates.mean = prior.new_zeros(prior.shape[0], self.num_tasks) + self.prior_mean
             return
-        candidates["components"] = self._component_variances(embedding, prior)
+        candidates.components = self._component_variances(embedding, prior)
         mean_rotated = embedding.transpose(0, 1) @ self._alpha  # eq. (7) in the eigen-basis
-        candidates["mean"] = mean_rotated @ self._U_out.transpose(0, 1) + self.prior_mean
-
-    def _candidate_mean_and_covariance(self, index: Tensor | slice) -> tuple[Tensor, Tensor]:
-        """The moments at candidates ``index`` (``b x 1 x d`` queries): ``O(b n^2)``."""
-        candidates = self._candidates
-        component = candidates["components"][index]  # b x n
-        U = self._U_out
-        covariance = (U * component.unsqueeze(-2)) @ U.transpose(0, 1)  # b x n x n
-        return candidates["mean"][index].unsqueeze(-2), covariance
-
-    def _apply(self, fn, recurse: bool = True):
-        # The candidates' tensors live outside the module's buffers: move / cast them too.
-        super()._apply(fn, recurse)
-        candidates = getattr(self, "_candidates", None)
-        if candidates is not None:
-            for key, value in candidates.items():
-                if isinstance(value, Tensor):
-                    candidates[key] = fn(value)
-        return self
+        candidates.mean = mean_rotated @ self._U_out.transpose(0, 1) + self.prior_mean
 
     # ------------------------------------------------------------- dictionary
     def _dictionary_generator(self, generator: torch.Generator | None) -> torch.Generator:
@@ -681,7 +590,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     def _rebuild_icm(self) -> None:
         kernel = self.kernel.kernels[0]
         weights = self._probabilities.rsqrt()
-        if getattr(self, "_candidates", None) is not None:
+        if self._candidates is not None:
             self._rebuild_icm_tracked(weights)
             return
         D = self.train_X[self._dictionary]
@@ -797,10 +706,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         n``; independent scalar problems, the ``log_det`` is their sum), otherwise the
         ``log_det`` itself (``h = 1``)."""
         eta = self.regularization
-        candidates = getattr(self, "_candidates", None)
-        index = None if candidates is None else self._candidate_index(X)
+        candidates = self._candidates
+        index = None if candidates is None else candidates.locate_rows(X)
         if index is not None:  # rows among the candidates: their variances are kept
-            components = candidates["components"][index].clamp_min(0.0)
+            components = candidates.components[index].clamp_min(0.0)
             diagonal = components @ self._U_out.square().transpose(0, 1)
             information = torch.log1p(components / eta)
             return components.amax(-1), diagonal, information.sum(-1), information
@@ -843,10 +752,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
 
     def _refresh_row_statistics(self) -> None:
         """Variances at every training row under the current sketch (for the next draw)."""
-        candidates = getattr(self, "_candidates", None)
+        candidates = self._candidates
         if candidates is not None:  # the candidates' variances, read at the rows
-            components = candidates["components"].clamp_min(0.0)  # N x n
-            index = candidates["index"]
+            components = candidates.components.clamp_min(0.0)  # N x n
+            index = candidates.observed
             self._unit_norms = components.amax(-1)[index]
             self._unit_task_variances = (components @ self._U_out.square().transpose(0, 1))[index]
             return
@@ -877,11 +786,10 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
     # ------------------------------------------------------------------ posterior
     def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
-        candidates = getattr(self, "_candidates", None)
-        if candidates is not None:
-            index = match_candidates(X, candidates["points"])
-            if index is not None:
-                return self._candidate_mean_and_covariance(index)
+        candidates = self._candidates
+        index = None if candidates is None else candidates.locate(X)
+        if index is not None:
+            return candidates.sketch_moments(index, self._U_out)
         if self._use_icm:
             return self._icm_mean_and_covariance(X)
         return self._general_mean_and_covariance(X)
@@ -1047,6 +955,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         with torch.no_grad():
             self._check_new_rows(X, name)
             self._add_rows(X, Y, tasks, self._row_statistics(X, tasks), generator)
+            self._refit_conditioning()
         return self
 
     def _add_rows(
@@ -1060,7 +969,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         """Add checked rows with their ``_row_statistics`` under the current sketch,
         redraw the dictionary from every row's variances and rebuild the sketch."""
         norms, diagonal, log_det = statistics
-        if getattr(self, "_candidates", None) is not None:
+        if self._candidates is not None:
             self._record_candidate_rows(X, Y)
         self._log_det_sum = self._log_det_sum + log_det.sum()
         self.train_X = torch.cat([self.train_X, X])
@@ -1081,7 +990,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         a time (with the corners), so that a large chunk costs linear time. Skipped
         when the candidates are tracked and ``X`` is among them: every row is then a
         candidate, and ``track_candidates`` checked the kernel on every pair of them."""
-        if getattr(self, "_candidates", None) is not None and self._candidate_index(X) is not None:
+        candidates = self._candidates
+        if candidates is not None and candidates.locate_rows(X) is not None:
             return
         rows = torch.cat([self.train_X, X])
         corners = torch.cat([rows.amin(0, keepdim=True), rows.amax(0, keepdim=True)])
@@ -1089,25 +999,6 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             probe = torch.cat([block, corners])
             for kernel in self.kernel.kernels:
                 check_kernel_values(kernel(probe, probe).to_dense(), X, name)
-
-
-def _match_rows(X: Tensor, points: Tensor) -> Tensor | None:
-    """The first candidate (row of ``points``, ``N x d``) equal to each row of ``X``
-    (``k x d``), ``k`` (long), or ``None`` if a row is not a candidate:
-    ``match_candidates`` on blocks of rows, so that its comparison budget
-    (``MAX_MATCH_COMPARISONS``) is not exceeded whatever ``k``."""
-    block = max(1, MAX_MATCH_COMPARISONS // max(points.numel(), 1))
-    found = []
-    for rows in X.split(block):
-        index = match_candidates(rows.unsqueeze(-2), points)
-        if index is None:
-            return None
-        if isinstance(index, slice):
-            index = torch.arange(rows.shape[0], device=points.device)
-        found.append(index)
-    if not found:
-        return torch.zeros(0, dtype=torch.long, device=points.device)
-    return torch.cat(found)
 
 
 def _check_chunk_size(chunk_size: int | str) -> int | str:

@@ -694,8 +694,19 @@ def test_dictionary_redraw_choice_and_errors():
         model.condition_on_observations(
             X.unsqueeze(0), Y.unsqueeze(0), generator=torch.Generator().manual_seed(0)
         )
-    with pytest.raises(UnsupportedError, match="conditioned"):
-        kept.append_observations(X, Y)
+    # a conditioned sketch keeps append_observations: its own rows grow (one redraw,
+    # the same draw as the unconditioned model's), the observations it was conditioned
+    # on stay
+    expected = copy.deepcopy(model).append_observations(X, Y)
+    expected = expected.condition_on_observations(X, Y, resample_dictionary=False)
+    assert kept.append_observations(X, Y) is kept and kept.train_X.shape[0] == 12
+    assert torch.equal(kept.dictionary, expected.dictionary)
+    test_X = _test_points(torch.float64, q=3)
+    torch.testing.assert_close(kept.posterior(test_X).mean, expected.posterior(test_X).mean)
+    torch.testing.assert_close(
+        kept.posterior(test_X).distribution.covariance_matrix,
+        expected.posterior(test_X).distribution.covariance_matrix,
+    )
 
 
 def test_fantasies_subset_output_knowledge_gradient_and_to():
@@ -853,7 +864,7 @@ def test_track_candidates_stops_and_refuses():
     assert model.track_candidates(points) and not model.track_candidates(None)
     assert model.track_candidates(points)
     single = model.to(torch.float32)
-    assert single._candidates["gram"].dtype == torch.float32
+    assert single.candidates.gram.dtype == torch.float32
     assert single.posterior(points.float().unsqueeze(-2)).mean.dtype == torch.float32
     with pytest.raises(UnsupportedError):
         model.subset_output([0]).track_candidates(points)
@@ -875,19 +886,17 @@ def test_policy_tracks_a_finite_domain_for_mt_bkb():
 
 
 def test_track_candidates_matches_rows_in_blocks(monkeypatch):
-    """Rows are matched to the candidates in blocks, so that the comparison budget of
-    ``match_candidates`` does not refuse tracking a model with many rows."""
-    import botorch_mtucb.models.candidate_posterior as candidate_posterior
-    import botorch_mtucb.models.nystrom_vector_valued_gp as module
+    """Rows are matched to the candidates in blocks (``utils.domains.find_rows``), so that
+    the comparison budget does not refuse tracking a model with many rows."""
+    import botorch_mtucb.utils.domains as domains
 
     points, X, Y, kernel, B = _candidate_problem(torch.float64, size=30)
     plain = NystromVectorValuedGP(X[:25], Y[:25], kernel, B, ETA, accuracy=8.0)
     tracked = copy.deepcopy(plain)
-    monkeypatch.setattr(candidate_posterior, "MAX_MATCH_COMPARISONS", 50)
-    monkeypatch.setattr(module, "MAX_MATCH_COMPARISONS", 50)  # blocks of 2 rows
-    assert candidate_posterior.match_candidates(X.unsqueeze(-2), points) is None
+    monkeypatch.setattr(domains, "MAX_MATCH_COMPARISONS", 50)  # blocks of 2 rows
     assert tracked.track_candidates(points)
-    torch.testing.assert_close(tracked._candidates["points"][tracked._candidates["index"]], X[:25])
+    candidates = tracked.candidates
+    torch.testing.assert_close(candidates.points[candidates.observed], X[:25])
     for model in (plain, tracked):
         model.append_observations(X[25:], Y[25:])  # 5 rows at once: blocks as well
     assert tracked.tracks_candidates

@@ -213,6 +213,6 @@ class MultiTaskThompsonSampling(MultiTaskActiveLearning):
         generator: torch.Generator,
     ) -> None:
         """Condition on the observation and remember the queried arm."""
-        arm = self.regression.posterior.arm_index(action.task, action.query)
+        arm = self.regression.arm_index(action.task, action.query)
         self._queried[action.task].append(arm)
         super().update(action, y, context, generator)

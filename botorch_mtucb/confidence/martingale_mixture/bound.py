@@ -48,7 +48,7 @@ from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
     input_spectrum,
 )
 from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
-from botorch_mtucb.models.single_output_data import single_output_data
+from botorch_mtucb.models.botorch_readers import single_output_data
 from botorch_mtucb.utils.checks import (
     as_float,
     check_finite_result,

@@ -66,7 +66,7 @@ def test_task_rules_match_their_definitions(cls):
     width = policy.width()
     scores, points = [], []
     for i in range(problem.num_tasks):
-        mean, std = policy.regression.posterior.mean(i), policy.regression.posterior.std(i)
+        mean, std = policy.regression.arm_moments(i)
         ucb, lcb = mean + width * std, mean - width * std
         k = int(torch.argmax(ucb))
         points.append(problem.arms[i][k])

@@ -38,7 +38,7 @@ def test_mt_ucb_plays_the_argmax_of_eq7_and_tracks_the_width():
             "new"
         ]
         assert policy.width() == pytest.approx(width)
-        mean, std = policy.regression.posterior.mean(task), policy.regression.posterior.std(task)
+        mean, std = policy.regression.arm_moments(task)
         x = policy.select(context, generator)
         ucb = mean + width * std
         index = int((problem.arms[task] == x).all(-1).nonzero()[0, 0])

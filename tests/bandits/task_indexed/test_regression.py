@@ -186,7 +186,7 @@ def test_prior_ties_are_broken_at_random_not_by_round_off(dtype):
     assert counts.min() >= 25 and counts.max() <= 75  # uniform: 50 +- 6.8 sd
     shared = MultiTaskUCB(domains, kernel, 1.0, 5.0, 0.3, noise_std=0.01)
     shared.update(arms[0][3], torch.tensor([2.0], dtype=dtype), {"task": 0}, generator)
-    mean, std = shared.regression.posterior.mean(1), shared.regression.posterior.std(1)
+    mean, std = shared.regression.arm_moments(1)
     best = int(torch.argmax(mean.double() + shared.width() * std.double()))
     for seed in range(20):
         x = shared.select({"task": 1}, torch.Generator().manual_seed(seed))

@@ -16,9 +16,9 @@ from cases import tolerances
 from gpytorch.kernels import RBFKernel
 from oracles import se_kernel
 
-from botorch_mtucb.models import (
+from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.botorch_readers import (
     ModelInputKernel,
-    VectorValuedGP,
     read_multi_output_model,
     training_covariances,
 )
