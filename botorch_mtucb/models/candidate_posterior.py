@@ -30,13 +30,13 @@ lambda)`` (paper 001, Section 2.1): ``O(t K)`` per observation for ``K`` columns
 **Sketch.** The dictionary of ``NystromVectorValuedGP`` is redrawn at every update,
 so nothing like ``V`` survives an update; the candidates' kernel matrix, the number
 of observations at each candidate and their summed targets make each redraw a matter
-of gathers (see ``NystromVectorValuedGP.track_candidates``), and the moments at every
-candidate are kept after each redraw.
+of gathers (``models.nystrom_sketch``), and the moments at every candidate are kept
+after each redraw.
 
 This module holds the object (the candidates, the lookup of query points among them,
-``V`` in a growing buffer, the kept moments, the chain-rule information gain, a
-posterior sample by Matheron's rule) and its checks; each model fills it from its own
-factorization.
+``V`` in a growing buffer, the kept moments, the chain-rule information gain); each
+model fills it from its own factorization (``models.candidate_tracking``), and
+``models.candidate_samples`` draws joint posterior samples from it.
 """
 
 from __future__ import annotations
@@ -46,16 +46,13 @@ from collections.abc import Callable, Sequence
 
 import torch
 from botorch.exceptions.errors import UnsupportedError
-from gpytorch.kernels import LinearKernel
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import check_kernel_values, check_tensor
+from botorch_mtucb.utils.checks import check_kernel_values
 from botorch_mtucb.utils.domains import FiniteDomain, find_rows
 from botorch_mtucb.utils.linalg import GROWTH, HEADROOM, GrowingCholesky
 
-MAX_CANDIDATE_ENTRIES = 2**25  # entries a candidate posterior keeps (256 MiB in float64)
-MAX_ROOT_POINTS = 5000  # distinct points of a posterior sample's kernel root (eigh)
-
+# What track_candidates takes: one domain of every task, or one per task.
 CandidateDomain = Tensor | FiniteDomain | Sequence[Tensor | FiniteDomain]
 
 
@@ -150,62 +147,6 @@ class CandidateSolves:
         self.append(tail)
 
 
-def candidate_points(
-    domain: CandidateDomain, input_dim: int, num_tasks: int
-) -> tuple[Tensor, list[int] | None]:
-    """The checked candidates of ``track_candidates``: ``(points, offsets)``, the ``N x
-    d`` points and, for one domain per task, the task boundaries in them (``n + 1``
-    offsets; ``None`` for one domain of every task).
-
-    Raises:
-        TypeError: For a domain that is not a tensor / ``FiniteDomain`` (or a list of
-            them), or half-precision / non-float points.
-        ValueError: For points that are not ``N x d`` with ``N >= 1`` and the model's
-            ``d``, NaN/inf, or a list of domains whose length is not ``n``.
-    """
-    if isinstance(domain, (Tensor, FiniteDomain)):
-        return _domain_points(domain, "points", input_dim), None
-    if not isinstance(domain, (list, tuple)):
-        raise TypeError(
-            "points must be an N x d tensor, a FiniteDomain, or a list of one per task, got "
-            f"{type(domain).__name__}"
-        )
-    parts = [_domain_points(d, f"points[{i}]", input_dim) for i, d in enumerate(domain)]
-    if len(parts) != num_tasks:
-        raise ValueError(
-            f"points must hold one domain per task ({num_tasks}) when given as a list, got "
-            f"{len(parts)}"
-        )
-    offsets = [0]
-    for part in parts:
-        offsets.append(offsets[-1] + part.shape[0])
-    dtype = parts[0].dtype
-    for part in parts[1:]:
-        dtype = torch.promote_types(dtype, part.dtype)
-    return torch.cat([p.to(dtype) for p in parts]), offsets
-
-
-def _domain_points(domain: Tensor | FiniteDomain, name: str, input_dim: int) -> Tensor:
-    points = domain.points if isinstance(domain, FiniteDomain) else domain
-    points = check_tensor(points, name, dim=2)
-    if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
-        raise TypeError(f"{name} must be float32 or float64, got {points.dtype}")
-    if points.shape[0] == 0 or points.shape[-1] != input_dim:
-        raise ValueError(f"{name} must be N x {input_dim} with N >= 1, got {tuple(points.shape)}")
-    if not torch.isfinite(points).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return points
-
-
-def check_max_entries(max_entries: int) -> int:
-    """``max_entries`` of ``track_candidates``: an int ``>= 1``."""
-    if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-        raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
-    if max_entries < 1:
-        raise ValueError(f"max_entries must be >= 1, got {max_entries}")
-    return max_entries
-
-
 class CandidatePosterior:
     r"""The posterior of a model at a finite candidate set, kept as observations arrive.
 
@@ -246,7 +187,8 @@ class CandidatePosterior:
         >>> from botorch_mtucb.utils import FiniteDomain
         >>> domain = FiniteDomain(torch.linspace(0, 1, 5, dtype=torch.float64).unsqueeze(-1))
         >>> X = torch.zeros(0, 1, dtype=torch.float64)
-        >>> model = VectorValuedGP(X, X, RBFKernel(), [[1.0, 0.5], [0.5, 1.0]], 0.1,
+        >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+        >>> model = VectorValuedGP(X, X, RBFKernel(), B, 0.1,
         ...                        train_tasks=torch.zeros(0, dtype=torch.long))
         >>> model.track_candidates([domain, domain])  # the arms of each task
         True
@@ -285,7 +227,7 @@ class CandidatePosterior:
         self.column_task: Tensor | None = None
         self.unique_points: Tensor | None = None
         self.point_of_column: Tensor | None = None
-        self._roots: tuple[Tensor, Tensor] | None = None  # posterior samples
+        self.sample_roots: tuple[Tensor, Tensor] | None = None  # candidate_samples
 
     # ------------------------------------------------------------------ lookups
     def locate(self, X: Tensor) -> Tensor | None:
@@ -514,88 +456,6 @@ class CandidatePosterior:
         )
         self.sums = self.sums.index_add(0, index, rotated)
 
-    # ---------------------------------------------------------------- samples
-    def sample(
-        self,
-        task: int,
-        factor: GrowingCholesky,
-        targets: Tensor,
-        noise_std: float | Tensor,
-        kernels: Sequence,
-        task_covariances: Tensor,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        r"""One joint posterior sample of ``f(task, .)`` at the task's candidates
-        (general route, one separable term ``k B``): Matheron's rule,
-        ``f_post = f_prior + V^T L^{-1} (y - c - f_prior(obs) - e)``, with a joint prior
-        sample ``f_prior(j, x) = sum_k [B^{1/2}]_jk g_k(x)`` (``g_k`` i.i.d. ``GP(0,
-        k)`` draws at the columns' points) and ``e ~ N(0, Lambda)``; the mean ``c`` is
-        left to the caller.
-
-        Raises:
-            UnsupportedError: For several kernel terms, or an observation that was
-                not at a column.
-            ValueError: For a kernel other than an unrestricted ``LinearKernel`` over
-                more than ``MAX_ROOT_POINTS`` distinct points.
-        """
-        columns = self.task_columns(task)
-        if len(kernels) != 1 or self.observed is None:
-            raise UnsupportedError(
-                "posterior samples at the candidates need one separable kernel term and "
-                "every observation at a candidate column"
-            )
-        root, task_root = self._sample_roots(kernels[0], task_covariances[0])  # K x r, n x n
-        device = root.device
-        if isinstance(columns, slice):
-            chosen = torch.arange(columns.start, columns.stop, device=device)
-        else:
-            chosen = columns
-        m = int(self.observed.numel())
-        with torch.no_grad():
-            draws = torch.randn(
-                root.shape[-1], self.num_tasks, generator=generator, dtype=torch.float64
-            ).to(root)
-            wanted = torch.cat([chosen, self.observed.to(device)])
-            latent = root[wanted] @ draws  # (A_i + m) x n: g_k at the points
-            prior = (latent * task_root[self.column_task[wanted]]).sum(-1)
-            sample = prior[: chosen.numel()]
-            if m:
-                noise = torch.randn(m, generator=generator, dtype=torch.float64).to(root)
-                residual = targets - prior[chosen.numel() :] - noise * noise_std
-                # A column-major copy of L: the same solve whatever the buffer's capacity.
-                lower = factor.factor.mT.contiguous().mT
-                u = torch.linalg.solve_triangular(
-                    lower, residual.unsqueeze(-1), upper=False
-                ).squeeze(-1)
-                sample = sample + u @ self.solves.values[:, columns]
-        return sample
-
-    def _sample_roots(self, kernel, task_covariance: Tensor) -> tuple[Tensor, Tensor]:
-        """A root ``R`` with ``R R^T = k(x_c, x_c')`` over the columns' points (``K x
-        r``; the features of a ``LinearKernel``, otherwise an eigen-decomposition over
-        the distinct points) and the symmetric square root of ``B``."""
-        if self._roots is not None:
-            return self._roots
-        points = self.points[self.column_point]
-        with torch.no_grad():
-            if isinstance(kernel, LinearKernel) and kernel.active_dims is None:
-                root = points * kernel.variance.to(points).reshape(()).sqrt()
-            else:
-                unique = self.unique_points
-                if unique.shape[0] > MAX_ROOT_POINTS:
-                    raise ValueError(
-                        f"posterior sampling needs a root of the kernel over {unique.shape[0]} "
-                        f"distinct points; more than {MAX_ROOT_POINTS} is only supported for "
-                        "LinearKernel"
-                    )
-                gram = kernel(unique, unique).to_dense().to(points)
-                eigenvalues, eigenvectors = torch.linalg.eigh(gram)
-                root = (eigenvectors * eigenvalues.clamp_min(0.0).sqrt())[self.point_of_column]
-            eigenvalues, eigenvectors = torch.linalg.eigh(task_covariance)
-            scaled = eigenvectors * eigenvalues.clamp_min(0.0).sqrt()
-            self._roots = (root, scaled @ eigenvectors.T)
-        return self._roots
-
     # ------------------------------------------------------------------ moving
     def apply(self, fn: Callable[[Tensor], Tensor]) -> None:
         """Apply ``fn`` to every tensor kept (``.to()`` of the model that holds it)."""
@@ -604,4 +464,4 @@ class CandidatePosterior:
                 setattr(self, name, fn(value))
         if self.solves is not None:
             self.solves.buffer = fn(self.solves.buffer)
-        self._roots = None
+        self.sample_roots = None

@@ -6,6 +6,14 @@ Gamma_t(x, x') = Gamma(x, x') - G_t(x)^T (G_t + eta I)^{-1} G_t(x'); Section 3.3
 Appendix A (eqs. 3-6) for ICM kernels; paper 001, Section 3, for task-indexed data. A
 constant prior mean per task and a noise variance per task generalize these exactly
 (``FixedKernelMultiTaskModel``: ``c + ...`` and ``Lambda`` in place of ``eta I``).
+The two factorizations are ``models.eigen_route`` (ICM kernels, full-vector data) and
+``models.general_route`` (the Gram matrix of the scalar observations).
+
+Why about 500 lines: the class docstring carries the paper's formulas, the routes and
+running examples of the public constructor, and the class keeps the model-level
+operations that read both routes (``from_model``, ``append_observations``,
+``information_gain``, ``sample_candidates``); the routes' algebra is in the two modules
+above.
 """
 
 from __future__ import annotations
@@ -21,11 +29,12 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
-from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
+from botorch_mtucb.models.base import FixedKernelMultiTaskModel
 from botorch_mtucb.models.botorch_readers import vector_valued_gp_arguments
-from botorch_mtucb.models.candidate_posterior import CandidatePosterior, CandidateSolves
-from botorch_mtucb.utils.checks import check_kernel_values
-from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
+from botorch_mtucb.models.candidate_posterior import CandidatePosterior
+from botorch_mtucb.models.candidate_samples import matheron_sample
+from botorch_mtucb.models.eigen_route import ExactEigenRoute
+from botorch_mtucb.models.general_route import ExactGeneralRoute
 
 
 def _eager_kernels():
@@ -34,7 +43,7 @@ def _eager_kernels():
     return gpytorch.settings.lazily_evaluate_kernels(False)
 
 
-class VectorValuedGP(FixedKernelMultiTaskModel):
+class VectorValuedGP(ExactEigenRoute, ExactGeneralRoute, FixedKernelMultiTaskModel):
     r"""Exact multi-task GP posterior with a fixed kernel ``sum_j k_j(x, x') B_j``.
 
     The posterior mean and covariance are the vector-valued kernel ridge regression
@@ -60,14 +69,9 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
 
     With a single separable (ICM) term and full-vector data the model uses the
     eigen-decomposition ``B = sum_i xi_i u_i u_i^T`` of paper 000, Section 3.3 /
-    Appendix A: outputs are rotated onto the eigenvectors and the problem splits into
-    independent scalar problems with matrices ``xi_i K_t + eta I`` (eq. (3)-(4)), one per
-    distinct positive eigenvalue (components with ``xi_i = 0`` have zero mean and
-    variance). Each of these is kept as a Cholesky factor rather than through one
-    eigen-decomposition of ``K_t`` (as in Appendix A), because a Cholesky factor can be
-    extended in ``O(t^2)`` when an observation arrives while an eigen-decomposition of
-    ``K_t`` would have to be recomputed; the numbers are the same. Otherwise the full
-    ``M x M`` Gram matrix of the ``M`` scalar observations is factorized. With noise
+    Appendix A (``models.eigen_route``: independent scalar problems ``xi_i K_t + eta I``,
+    one Cholesky factor per distinct eigenvalue). Otherwise the full ``M x M`` Gram
+    matrix of the ``M`` scalar observations is factorized (``models.general_route``). With noise
     variances that differ between tasks the eigen route runs on the whitened function
     (task covariance ``S^{-1} B S^{-1}``, one noise level ``eta``; exact, see
     ``FixedKernelMultiTaskModel``) and the general route puts each observation's own
@@ -313,51 +317,6 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
             return obs_X, obs_tasks, Y.reshape(-1)
         return X, tasks, Y.reshape(-1)
 
-    def _factorize_general(self) -> None:
-        obs_X, obs_tasks, obs_y = self._scalar_observations(
-            self.train_X, self.train_Y, self.train_tasks
-        )
-        self._obs_X, self._obs_tasks, self._obs_y = obs_X, obs_tasks, obs_y
-        gram = self.kernel.observation_covariance(obs_X, obs_tasks, obs_X, obs_tasks)
-        check_kernel_values(gram, self.train_X, "train_X")
-        gram = gram + torch.diag(self._observation_noise(obs_tasks))  # G_t + Lambda
-        self._factor = GrowingCholesky(gram, regularization=self.regularization)
-        centered = obs_y - self.prior_mean[obs_tasks]
-        self._forward_y = self._factor.solve(centered.unsqueeze(-1)).squeeze(-1)  # L^{-1} (y - c)
-
-    def _init_eigen_system(self) -> None:
-        """The eigen-system of the whitened task covariance ``S^{-1} B S^{-1}`` (``B``
-        itself when the tasks share one noise variance) and ``S U``."""
-        B = self._white_task_covariance(self.kernel.task_covariances[0])
-        xi, U, group_of, group_xi = eigen_groups(B)
-        self._xi, self._U, self._group_of, self._group_xi = xi, U, group_of, group_xi
-        self._U_out = self._output_basis(U)
-
-    def _factorize_icm(self) -> None:
-        kernel = self.kernel.kernels[0]
-        t = self.train_X.shape[0]
-        gram = kernel(self.train_X, self.train_X).to_dense() if t else self.train_X.new_zeros(0, 0)
-        check_kernel_values(gram, self.train_X, "train_X")
-        group_xi = self._group_xi.tolist()
-
-        def fill(block: Tensor, g: int) -> None:  # xi_g K_t + eta I, in place
-            block.copy_(gram).mul_(group_xi[g]).diagonal().add_(self.regularization)
-
-        # One group at a time, straight into the factor's buffer.
-        self._factor = GrowingCholesky.from_blocks(
-            fill, len(group_xi), t, gram, regularization=self.regularization
-        )
-        self._rotated_Y = self._white_targets(self.train_Y, None) @ self._U  # Y_t^i of App. A
-        # Component i uses the factor of its eigenvalue group: L_g(i)^{-1} Y_t^i.
-        solved = self._factor.solve(self._rotated_Y.expand(self._factor.buffer.shape[0], t, -1))
-        self._forward_y = self._pick_groups(solved)  # t x n
-
-    def _pick_groups(self, per_group: Tensor) -> Tensor:
-        """From ``r x t x n`` (every group, every component) keep component ``i``'s own
-        group ``g(i)``: ``t x n``."""
-        index = self._group_of.view(1, 1, -1).expand(1, per_group.shape[-2], -1)
-        return per_group.gather(0, index).squeeze(0)
-
     def _apply(self, fn, recurse: bool = True):
         # The factor lives outside the module's buffers: move / cast it as well.
         super()._apply(fn, recurse)
@@ -381,77 +340,6 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 return self._icm_mean_and_covariance(X)
             return self._general_mean_and_covariance(X)
 
-    def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
-        prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
-        if self._obs_y.numel() == 0:
-            return self._general_moments(None, prior, batch, q)
-        solved = self._factor.solve(self._general_columns(X))  # L^{-1} G_t(x)
-        return self._general_moments(solved, prior, batch, q)
-
-    def _general_columns(self, X: Tensor) -> Tensor:
-        """``G_t(x)``: the covariances of the observations with every task at ``X``,
-        ``M x (B q n)``."""
-        cross = self.kernel.task_block_covariance(X, self._obs_X, self._obs_tasks)  # b x q x n x M
-        return cross.reshape(-1, self._obs_y.numel()).transpose(0, 1)
-
-    def _general_moments(
-        self, solved: Tensor | None, prior: Tensor, batch: torch.Size, q: int
-    ) -> tuple[Tensor, Tensor]:
-        """Moments from ``L^{-1} G_t(x)`` (``M x (B q n)``; ``None``: no data) and the
-        prior covariance ``batch x (q n) x (q n)``."""
-        n = self.num_tasks
-        num_obs = self._obs_y.numel()
-        if solved is None or num_obs == 0:
-            return prior.new_zeros(*batch, q, n) + self.prior_mean, prior
-        mean = (self._forward_y @ solved).reshape(*batch, q, n) + self.prior_mean
-        solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
-        reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
-        return mean, prior - reduction
-
-    def _icm_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        kernel = self.kernel.kernels[0]
-        batch, q = X.shape[:-2], X.shape[-2]
-        prior_k = kernel(X, X).to_dense()  # b x q x q
-        if self.train_X.shape[0] == 0:
-            return self._icm_moments(None, prior_k, batch, q)
-        solved = self._factor.solve(self._icm_columns(X))  # r x t x (B q): L_g^{-1} k_t(x)
-        return self._icm_moments(solved, prior_k, batch, q)
-
-    def _icm_columns(self, X: Tensor) -> Tensor:
-        """``k_t(x)`` for each point of ``X`` (``batch x q x d``): ``t x (B q)``."""
-        t = self.train_X.shape[0]
-        batch = X.shape[:-2]
-        train_X = self.train_X.expand(*batch, t, self.train_X.shape[-1])
-        k_x = self.kernel.kernels[0](X, train_X).to_dense()  # b x q x t
-        return k_x.reshape(-1, t).transpose(0, 1)
-
-    def _icm_moments(
-        self, solved: Tensor | None, prior_k: Tensor, batch: torch.Size, q: int
-    ) -> tuple[Tensor, Tensor]:
-        """Moments (paper 000, eqs. (5)-(6)) from ``L_g^{-1} k_t(x)`` (``r x t x (B q)``;
-        ``None``: no data) and ``k(x, x')`` (``batch x q x q``); mapped back from the
-        whitened function by ``c + S U`` (``_U_out``)."""
-        n = self.num_tasks
-        xi, U = self._xi, self._U_out
-        if solved is None:
-            quad = prior_k.new_zeros(*batch, n, q, q)
-            mean_rotated = prior_k.new_zeros(*batch, q, n)
-        else:
-            t = solved.shape[-2]
-            # eq. (5): xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} Y_t^i, with L_g(i)^{-1} Y_t^i kept
-            mean_rotated = torch.einsum("rtp,ti->rpi", solved, self._forward_y)  # r x Bq x n
-            mean_rotated = self._pick_groups(mean_rotated) * xi  # Bq x n
-            mean_rotated = mean_rotated.reshape(*batch, q, n)
-            solved = solved.reshape(solved.shape[0], t, -1, q)  # r x t x B x q
-            quad = torch.einsum("rtba,rtbc->brac", solved, solved)  # B x r x q x q
-            quad = quad[:, self._group_of].reshape(*batch, n, q, q)
-        # eq. (6) before the max: xi_i (k(x, x') - xi_i k_t(x)^T (xi_i K_t + eta I)^{-1} k_t(x'))
-        component = xi[:, None, None] * (prior_k.unsqueeze(-3) - xi[:, None, None] * quad)
-        mean = mean_rotated @ U.transpose(0, 1) + self.prior_mean
-        covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
-        return mean, covariance.reshape(*batch, q * n, q * n)
-
     # ------------------------------------------------------- finite candidate set
     def _attach_candidates(self, candidates: CandidatePosterior) -> bool:
         """Fill ``candidates`` with ``V = L^{-1} G_t(D)`` and the sums its moments are
@@ -460,69 +348,6 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         if self._use_icm:
             return candidates.offsets is None and self._attach_eigen(candidates)
         return self._attach_columns(candidates)
-
-    def _attach_eigen(self, candidates: CandidatePosterior) -> bool:
-        """Eigen route: ``V_g = L_g^{-1} K(X_t, D)`` (``r x t x N``), ``k(p, p)`` and, for
-        a small ``N``, ``K(D, D)`` (the rows of ``V`` at new candidates)."""
-        points, max_entries = candidates.points, candidates.max_entries
-        num_points = points.shape[0]
-        batch, rows = self._factor.buffer.shape[0], self.train_X.shape[0]
-        if batch * CandidateSolves.initial_capacity(rows) * num_points > max_entries:
-            return False  # checked before anything is computed
-        kernel = self.kernel.kernels[0]
-        query = points.unsqueeze(-2)  # N x 1 x d: the layout of a posterior query
-        prior = kernel(query, query).to_dense()  # N x 1 x 1
-        if num_points**2 <= max_entries // 8:  # k(D_p, D_s), as a query at D
-            gram = kernel(query, points.expand(num_points, -1, -1)).to_dense().squeeze(-2)
-            check_kernel_values(gram, points, "points")
-            candidates.gram = gram  # N x N
-        if rows:
-            values = self._factor.solve(self._icm_columns(query))
-        else:
-            values = points.new_zeros(batch, 0, num_points)
-        check_kernel_values(prior, points, "points")
-        check_kernel_values(values, points, "points")
-        candidates.prior = prior
-        candidates.solves = CandidateSolves(values)
-        candidates.mean = points.new_zeros(num_points, self.num_tasks)
-        candidates.second = points.new_zeros(batch, num_points)  # sum_s V_g[s, p]^2
-        candidates.accumulate(values, self._forward_y, self._group_of)
-        return True
-
-    def _attach_columns(self, candidates: CandidatePosterior) -> bool:
-        """General route: ``V = L^{-1} G(obs, columns)`` (``M x K``), the columns' prior
-        blocks, the column of each observation and the information gain so far."""
-        candidates.set_columns(self.num_tasks)
-        rows, K = self._obs_y.numel(), candidates.num_columns
-        if CandidateSolves.initial_capacity(rows) * K > candidates.max_entries:
-            return False
-        kernels, covariances = self.kernel.kernels, self.kernel.task_covariances
-        prior = candidates.column_prior(kernels, covariances)
-        if rows:
-            cross = candidates.column_cross(kernels, covariances, self._obs_X, self._obs_tasks)
-            check_kernel_values(cross, candidates.points, "points")
-            values = self._factor.solve(cross)  # M x K
-        else:
-            values = prior.new_zeros(0, K)
-        check_kernel_values(values, candidates.points, "points")
-        candidates.information_gain = float(self._core_information_gain())
-        candidates.prior_mean = self.prior_mean
-        candidates.prior = prior
-        candidates.solves = CandidateSolves(values)
-        candidates.mean = prior.new_zeros(K)
-        candidates.second = torch.zeros_like(prior)
-        candidates.observed = candidates.locate_columns(self._obs_X, self._obs_tasks)
-        candidates.accumulate(values, self._forward_y, None)
-        return True
-
-    def _extend_candidates(self, cross: Tensor) -> None:
-        """Extend ``V`` after the factor grew (``cross``: ``G(new, D)``, ``batch x m x K``),
-        or stop tracking when ``V`` would outgrow ``max_entries``."""
-        candidates = self._candidates
-        if candidates.solves.numel_after(cross.shape[-2]) > candidates.max_entries:
-            self._candidates = None
-            return
-        candidates.solves.extend(self._factor, cross)
 
     def sample_candidates(self, task: int, generator: torch.Generator | None = None) -> Tensor:
         r"""One joint posterior sample of ``f(task, .)`` at the task's tracked
@@ -565,14 +390,18 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
         else:
             noise_std = math.sqrt(self.regularization)
         targets = self._obs_y - self.prior_mean[self._obs_tasks]
+        if self.kernel.num_terms != 1:
+            raise UnsupportedError("sample_candidates needs one separable kernel term")
+        kernel, task_covariance = self.kernel.kernels[0], self.kernel.task_covariances[0]
         with _eager_kernels():
-            sample = candidates.sample(
+            sample = matheron_sample(
+                candidates,
                 task,
                 self._factor,
                 targets,
                 noise_std,
-                self.kernel.kernels,
-                self.kernel.task_covariances,
+                kernel,
+                task_covariance,
                 generator,
             )
         return sample + self.prior_mean[task] if bool(self.prior_mean[task] != 0) else sample
@@ -665,122 +494,6 @@ class VectorValuedGP(FixedKernelMultiTaskModel):
                 self._append_general(X, Y, tasks)
             self._refit_conditioning()
         return self
-
-    def _append_general(self, X: Tensor, Y: Tensor, tasks: Tensor | None) -> None:
-        new_X, new_tasks, new_y = self._scalar_observations(X, Y, tasks)
-        candidates = self._candidates
-        columns = None
-        if candidates is not None:
-            columns = candidates.locate_columns(new_X, new_tasks)
-            if candidates.solves.numel_after(new_y.numel()) > candidates.max_entries:
-                self._candidates = columns = None
-        if columns is not None:
-            self._observe_columns(X, new_X, new_tasks, new_y, columns)
-        else:
-            self._append_general_rows(X, new_X, new_tasks, new_y)
-        self._obs_X = torch.cat([self._obs_X, new_X])
-        self._obs_tasks = torch.cat([self._obs_tasks, new_tasks])
-        self._obs_y = torch.cat([self._obs_y, new_y])
-        self.train_X = torch.cat([self.train_X, X])
-        self.train_Y = torch.cat([self.train_Y, Y])
-        if tasks is not None:
-            self.train_tasks = torch.cat([self.train_tasks, tasks])
-
-    def _observe_columns(
-        self, X: Tensor, new_X: Tensor, new_tasks: Tensor, new_y: Tensor, columns: Tensor
-    ) -> None:
-        """Scalar observations at tracked columns, one at a time
-        (``CandidatePosterior.observe``): no solve, no Gram block."""
-        candidates = self._candidates
-        kernels, covariances = self.kernel.kernels, self.kernel.task_covariances
-        cross = candidates.column_cross(kernels, covariances, new_X, new_tasks)  # m x K
-        check_kernel_values(cross, X, "X")  # before any state changes
-        centered = (new_y - self.prior_mean[new_tasks]).tolist()
-        noise = self._observation_noise(new_tasks).tolist()
-        forward = self._forward_y
-        for j, column in enumerate(columns.tolist()):
-            value = candidates.observe(
-                self._factor, forward, column, centered[j], noise[j], cross[j]
-            )
-            forward = torch.cat([forward, value.reshape(1)])
-        self._forward_y = forward
-
-    def _append_general_rows(
-        self, X: Tensor, new_X: Tensor, new_tasks: Tensor, new_y: Tensor
-    ) -> None:
-        """Scalar observations bordered onto the factor as one block (``O(t^2 m)``);
-        tracked columns extended by ``L_S^{-1} (C - W V)``."""
-        new_block = self.kernel.observation_covariance(new_X, new_tasks, new_X, new_tasks)
-        new_block = new_block + torch.diag(self._observation_noise(new_tasks))
-        check_kernel_values(new_block, X, "X")
-        cross = self.kernel.observation_covariance(self._obs_X, self._obs_tasks, new_X, new_tasks)
-        check_kernel_values(cross, X, "X")
-        self._factor.append(cross, new_block)
-        candidates = self._candidates
-        if candidates is not None:
-            kernels, covariances = self.kernel.kernels, self.kernel.task_covariances
-            columns = candidates.column_cross(kernels, covariances, new_X, new_tasks)  # m x K
-            candidates.solves.extend(self._factor, columns)
-            candidates.information_gain = candidates.observed = None  # not kept past this
-        num_obs = self._forward_y.numel()
-        centered = (new_y - self.prior_mean[new_tasks]).unsqueeze(-1)
-        self._forward_y = self._extend_forward(self._forward_y.unsqueeze(-1), centered)
-        self._forward_y = self._forward_y.squeeze(-1)
-        if candidates is not None:
-            solves = candidates.solves
-            candidates.accumulate(solves.values[num_obs:], self._forward_y[num_obs:], None)
-
-    def _append_factor_rows(self, solved_cross: Tensor, new_block: Tensor) -> None:
-        """Border the factor with ``new_block`` when ``L^{-1} C`` (``batch x t x m``) is
-        known: ``W = (L^{-1} C)^T``, ``L_S = chol(D - W W^T)`` (``GrowingCholesky.append``
-        without its solve)."""
-        lower_left = solved_cross.transpose(-1, -2)  # batch x m x t
-        schur = new_block - lower_left @ lower_left.transpose(-1, -2)
-        size = self._factor.size + new_block.shape[-1]
-        lower_right = cholesky_factor(schur, self.regularization, size=size)
-        self._factor.append_factor_rows(lower_left, lower_right)
-
-    def _append_icm(self, X: Tensor, Y: Tensor) -> None:
-        kernel = self.kernel.kernels[0]
-        xi = self._group_xi[:, None, None]
-        t, m = self.train_X.shape[0], X.shape[0]
-        candidates = self._candidates
-        index = None if candidates is None else candidates.locate_rows(X)
-        eye = torch.eye(m, dtype=X.dtype, device=X.device)
-        if index is not None and m == 1:
-            k_new = candidates.prior[index].reshape(1, 1)  # k(x, x), as kernel(X, X)
-        else:
-            k_new = kernel(X, X).to_dense()
-        new_block = xi * k_new + self.regularization * eye  # r x m x m
-        check_kernel_values(new_block, X, "X")
-        if index is not None:  # W_g^T = L_g^{-1} (xi_g k(X_t, X)) = xi_g V_g[:, j]
-            self._append_factor_rows(xi * candidates.solves.values[..., index], new_block)
-        else:
-            cross = xi * kernel(self.train_X, X).to_dense() if t else X.new_zeros(1, 0, m)
-            check_kernel_values(cross, X, "X")
-            self._factor.append(cross.expand(new_block.shape[0], t, -1), new_block)
-        r = new_block.shape[0]
-        if candidates is not None:
-            gram = candidates.gram
-            if index is not None and gram is not None:
-                cross = gram[:, index].transpose(0, 1)  # m x N
-            else:  # k(D_p, x) in the layout of a posterior query at D (same numbers)
-                points = candidates.points.unsqueeze(-2)  # N x 1 x d
-                cross = kernel(points, X.expand(points.shape[0], m, X.shape[-1])).to_dense()
-                cross = cross.reshape(points.shape[0], m).transpose(0, 1)  # m x N
-            self._extend_candidates(cross.expand(r, m, -1))
-        rotated = self._white_targets(Y, None) @ self._U  # m x n
-        extended = self._extend_forward(
-            self._forward_y.expand(r, t, -1), rotated.expand(r, *rotated.shape)
-        )  # r x (t + m) x n, only each component's own group is meaningful
-        self._forward_y = self._pick_groups(extended)
-        candidates = self._candidates  # None if V outgrew max_entries
-        if candidates is not None:
-            values = candidates.solves.values[..., t:, :]
-            candidates.accumulate(values, self._forward_y[t:], self._group_of)
-        self._rotated_Y = torch.cat([self._rotated_Y, rotated])
-        self.train_X = torch.cat([self.train_X, X])
-        self.train_Y = torch.cat([self.train_Y, Y])
 
     def _extend_forward(self, forward: Tensor, new_values: Tensor) -> Tensor:
         """Extend ``v = L^{-1} y`` after ``m`` rows were appended to ``L``:

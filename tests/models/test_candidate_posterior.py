@@ -13,7 +13,7 @@ from cases import CASES, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.kernels import LinearKernel, RBFKernel
 
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
-from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
+from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.models.candidate_posterior import CandidateSolves
 from botorch_mtucb.utils import FiniteDomain, GrowingCholesky
 
@@ -174,22 +174,6 @@ def test_copies_casts_and_conditioning_keep_the_tracked_posterior():
         model.subset_output([0]).track_candidates(candidates)
 
 
-def test_bad_arguments():
-    model = build_case("icm", torch.float64).build()
-    with pytest.raises(TypeError, match="points"):
-        model.track_candidates([[0.0, 0.0]])
-    with pytest.raises(ValueError, match="points"):
-        model.track_candidates(torch.zeros(3, 1, dtype=torch.float64))
-    with pytest.raises(ValueError, match="points"):
-        model.track_candidates(torch.zeros(0, 2, dtype=torch.float64))
-    with pytest.raises(ValueError, match="NaN"):
-        model.track_candidates(torch.full((2, 2), float("nan"), dtype=torch.float64))
-    with pytest.raises(TypeError, match="max_entries"):
-        model.track_candidates(torch.zeros(2, 2, dtype=torch.float64), max_entries=1.5)
-    with pytest.raises(ValueError, match="max_entries"):
-        model.track_candidates(torch.zeros(2, 2, dtype=torch.float64), max_entries=0)
-
-
 def test_candidate_solves_extend_equals_a_full_triangular_solve(dtype):
     generator = torch.Generator().manual_seed(0)
     A = torch.randn(2, 9, 9, generator=generator, dtype=torch.float64)
@@ -234,29 +218,6 @@ def test_eigen_route_factors_are_those_of_the_stacked_matrices(dtype):
     stacked = model._group_xi[:, None, None] * gram + model.regularization * eye
     assert model._factor.buffer.shape[0] == 3
     assert torch.equal(model._factor.factor, GrowingCholesky(stacked).factor)
-
-
-def test_the_memory_cap_is_checked_before_anything_is_computed(monkeypatch):
-    model = build_case("icm", torch.float64).build()
-
-    def fail(*args):
-        raise AssertionError("V was computed although it exceeds max_entries")
-
-    monkeypatch.setattr(model, "_icm_columns", fail)
-    points = torch.rand(50, 2, dtype=torch.float64)
-    assert not model.track_candidates(points, max_entries=1000)  # 3 x 37 x 50 > 1000
-    with pytest.raises(AssertionError, match="V was computed"):
-        model.track_candidates(points)
-
-
-def test_half_precision_candidates_are_refused():
-    X = torch.rand(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    Y = torch.sin(X)
-    B = torch.eye(2, dtype=torch.float64)
-    for model in (VectorValuedGP(X, Y, RBFKernel(), B, 0.1),
-                  NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1)):  # fmt: skip
-        with pytest.raises(TypeError, match="points must be float32 or float64"):
-            model.track_candidates(torch.rand(3, 2).half())
 
 
 # ------------------------------------------------ the arms of each task (paper 001)
@@ -321,23 +282,6 @@ def test_task_arms_match_the_dense_posterior(dtype, kind, shared):
     assert float(model.information_gain()) == pytest.approx(
         gain, rel=1e-3 if dtype == torch.float32 else 1e-9
     )
-
-
-@pytest.mark.parametrize("kind", ["linear", "rbf"])
-def test_task_arm_samples_have_the_posterior_moments(kind):
-    torch.manual_seed(1)
-    arms = [torch.randn(6, 2, dtype=torch.float64), torch.randn(5, 2, dtype=torch.float64)]
-    Kt = UniformSimilarityTaskKernel.from_b(2, 1.0).covar_matrix.detach().double()
-    model = _task_indexed_model(_arm_kernel(kind, torch.float64), Kt, 0.3, torch.float64, 2)
-    assert model.track_candidates(arms)
-    for s in range(5):
-        _observe(model, arms, s % 2, s % 5, float(torch.randn(())))
-    generator = torch.Generator().manual_seed(0)
-    draws = torch.stack([model.sample_candidates(1, generator) for _ in range(6000)])
-    mean, var = model.candidates.task_moments(1)
-    scale = var.max().sqrt()
-    assert (draws.mean(0) - mean).abs().max() < 5 * scale / 6000**0.5
-    assert (draws.var(0) - var).abs().max() < 0.1 * var.max() + 1e-9
 
 
 @pytest.mark.parametrize("kind", ["linear", "rbf"])

@@ -6,11 +6,11 @@ mean and ``model.likelihood`` of a zero-covariance prior for the noise covarianc
 GPyTorch's exact prediction strategy calls them, whatever the mean and likelihood
 modules. ``task_constants`` turns such per-observation values into one value per task
 (checked constant within each task; tasks without data probed), as the fixed-kernel
-models take them. ``training_covariances(model)`` gives, for each group of outputs that are independent a
-priori, the prior covariance ``K`` of the model's scalar training observations and their
-noise covariance ``Sigma`` (per task, per point, correlated between tasks where the
-likelihood says so), in the model's transformed space, batched like the model:
-``model.forward`` on the transformed training inputs and ``model.likelihood`` of a
+models take them. ``training_covariances(model)`` gives, for each group of outputs that
+are independent a priori, the prior covariance ``K`` of the model's scalar training
+observations and their noise covariance ``Sigma`` (per task, per point, correlated
+between tasks where the likelihood says so), in the model's transformed space, batched
+like the model: ``model.forward`` on the transformed training inputs and ``model.likelihood`` of a
 zero-covariance prior, as GPyTorch's exact prediction strategy calls it. Accepted:
 ``SingleTaskGP`` (one or ``m`` outputs, which BoTorch batches), ``MultiTaskGP``,
 ``KroneckerMultiTaskGP``, ``ModelListGP`` of these (any BoTorch ``ExactGP``). The
@@ -51,7 +51,8 @@ class TrainingCovariance(NamedTuple):
     Example:
         >>> import torch
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models.botorch_readers import TrainingCovariance, training_covariances
+        >>> from botorch_mtucb.models.botorch_readers import (
+        ...     TrainingCovariance, training_covariances)
         >>> X = torch.rand(4, 1, dtype=torch.float64)
         >>> (group,) = training_covariances(SingleTaskGP(X, X.sin()))
         >>> isinstance(group, TrainingCovariance), tuple(group.noise_covariance.shape)
@@ -72,6 +73,17 @@ class ObservationMoments(NamedTuple):
             task ``i`` at ``a n + i``).
         noise: ``batch x M x M`` noise covariance (a ``LinearOperator``, detached).
         covariance: ``batch x M x M`` prior covariance, or ``None`` if not asked for.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.models.botorch_readers import observation_moments
+        >>> X = torch.rand(4, 1, dtype=torch.float64)
+        >>> Yvar = torch.full((4, 1), 0.01, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, torch.sin(6 * X), train_Yvar=Yvar)
+        >>> moments = observation_moments(model)  # an ObservationMoments
+        >>> moments.mean.shape, moments.noise.shape, moments.covariance is None
+        (torch.Size([4]), torch.Size([4, 4]), True)
     """
 
     mean: Tensor
