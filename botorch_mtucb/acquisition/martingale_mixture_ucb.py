@@ -6,7 +6,7 @@ AMM-UCB, Cor. 4.6). Built from a fitted BoTorch GP it is a drop-in for BoTorch's
 ``UpperConfidenceBound``; pending points follow GP-BUCB (Desautels, Krause & Burdick
 2014, JMLR 15).
 
-**One output of a multi-output wrapper** (``models.wrapped_outputs``): each is paper
+**One output of a multi-output wrapper** (``models.botorch_readers.wrapped_outputs``): each is paper
 002's bound on one scalar GP, with the guarantee for an explicit ``B``:
 
 * a ``ModelListGP`` of one single-output model: that model's bound;
@@ -49,7 +49,7 @@ from botorch_mtucb.acquisition.posterior_moments import (
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
-from botorch_mtucb.models.wrapped_outputs import (
+from botorch_mtucb.models.botorch_readers import (
     ScalarGPData,
     is_scalarized_multi_output,
     is_single_task_multi_task_gp,
@@ -160,7 +160,7 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
         Args:
             model_or_bound: A fitted single-output exact BoTorch GP (``SingleTaskGP``
                 with or without outcome and input transforms, fixed or learned noise;
-                see ``models.single_output_data``), one inside a multi-output wrapper
+                see ``models.botorch_readers.single_output``), one inside a multi-output wrapper
                 (class docstring), or a ``MartingaleMixtureBound``.
             delta: Confidence level in ``(0, 1)``; ``None``: 0.01 for a model. Not
                 given with a bound (it has its own).
@@ -333,7 +333,7 @@ def bound_from_data(
     delta: float,
     mixture_scale: float,
 ) -> MartingaleMixtureBound:
-    r"""``MartingaleMixtureBound`` on a scalar GP's data (``models.wrapped_outputs``), as
+    r"""``MartingaleMixtureBound`` on a scalar GP's data (``models.botorch_readers.wrapped_outputs``), as
     ``MartingaleMixtureBound.from_model`` builds it from a model: in the kernel's space
     (rows, centered targets), ``noise_std=None`` the square root of the largest noise
     variance, ``rkhs_norm_bound=None`` chosen from the data (``norm_choice``), and the
@@ -343,7 +343,7 @@ def bound_from_data(
         >>> import torch
         >>> from botorch.models import MultiTaskGP
         >>> from botorch_mtucb.acquisition.martingale_mixture_ucb import bound_from_data
-        >>> from botorch_mtucb.models.wrapped_outputs import multi_task_output_data
+        >>> from botorch_mtucb.models.botorch_readers import multi_task_output_data
         >>> X = torch.rand(8, 2, dtype=torch.float64)
         >>> X[:, -1] = torch.tensor([0.0, 1.0]).repeat(4)
         >>> data = multi_task_output_data(

@@ -19,7 +19,7 @@ GP-BUCB (Desautels et al. 2014), a ``ScalarizedPosteriorTransform`` with one wei
 
 **One output of a multi-output wrapper**: ``mu`` and ``sigma`` stay BoTorch's posterior
 (with the transform), and the width is the theorem's for the scalar GP whose functional
-that output is (``models.wrapped_outputs``). The self-normalized bounds of both theorems
+that output is (``models.botorch_readers.wrapped_outputs``). The self-normalized bounds of both theorems
 hold for every linear functional ``L`` of the RKHS function at once, ``|L(f) - L(mu_t)|
 <= width * sigma_t(L)``, with ``sigma_t(L)`` the posterior standard deviation of ``L``:
 
@@ -61,11 +61,11 @@ from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedUCB
 from botorch_mtucb.confidence.information_gain import observation_information_gain
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.confidence.single_task_widths import ay_gp_ucb_width, igp_ucb_width
-from botorch_mtucb.models.single_output_data import single_output_data
-from botorch_mtucb.models.wrapped_outputs import (
+from botorch_mtucb.models.botorch_readers import (
     is_scalarized_multi_output,
     is_single_task_multi_task_gp,
     joint_training_data,
+    single_output_data,
     unwrap_model_list,
 )
 from botorch_mtucb.utils.checks import (
@@ -292,7 +292,7 @@ class IGPUCB(_SingleTaskWidthUCB):
 
         Args:
             model: A fitted single-output exact GP, learned or fixed (also
-                per-point) noise (``models.single_output_data``), or one output of a
+                per-point) noise (``models.botorch_readers.single_output``), or one output of a
                 multi-output wrapper (module docstring).
             rkhs_norm_bound: ``B > 0`` (transformed units); ``None``: from the data.
             delta: Confidence level in ``(0, 1)``.

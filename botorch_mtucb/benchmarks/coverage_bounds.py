@@ -252,11 +252,10 @@ class TaskIndexedTracker:
     def evaluate(self, generator: torch.Generator) -> tuple[Tensor, Tensor]:
         """The revealed task's UCB (``N``) and every task's margins (``n x N``)."""
         self.task = int(torch.randint(self.setup.num_tasks, (1,), generator=generator))
-        posterior = self.policy.rule.regression.posterior
-        tasks = range(self.setup.num_tasks)
-        mean = torch.stack([posterior.mean(i) for i in tasks])  # n x N
+        moments = [self.policy.rule.regression.arm_moments(i) for i in range(self.setup.num_tasks)]
+        mean = torch.stack([task_mean for task_mean, _ in moments])  # n x N
         width = self.policy.diagnostics()["width"]
-        half_width = width * torch.stack([posterior.std(i) for i in tasks])
+        half_width = width * torch.stack([std for _, std in moments])
         ucb = mean[self.task] + half_width[self.task]
         return ucb, band_margin(self.setup.values.T, mean - half_width, mean + half_width)
 

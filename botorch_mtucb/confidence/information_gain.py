@@ -15,7 +15,7 @@ widths of all three papers:
 The gain of a fitted BoTorch GP (``information_gain(model)``) is that of its own
 training observations under its kernel and its likelihood's noise covariance ``Sigma``
 (per task, per point, correlated): ``observation_information_gain(K, Sigma)`` on the
-covariances of ``models.gp_covariances``.
+covariances of ``models.botorch_readers.moments``.
 
 The effective dimension ``Tr(K (K + c I)^{-1})`` of paper 001, eq. 26, shares the
 per-task loop and the incremental tracker, so it lives here too.
@@ -30,7 +30,7 @@ from botorch.models.model import Model
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.models.gp_covariances import is_diagonal, training_covariances
+from botorch_mtucb.models.botorch_readers import is_diagonal, training_covariances
 from botorch_mtucb.utils.checks import (
     check_b,
     check_num_tasks,

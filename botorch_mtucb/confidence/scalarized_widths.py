@@ -20,7 +20,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.confidence.information_gain import observation_information_gain
-from botorch_mtucb.models.gp_covariances import smallest_noise_variance, training_covariances
+from botorch_mtucb.models.botorch_readers import smallest_noise_variance, training_covariances
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,

@@ -19,7 +19,7 @@ the information gain: a single-output GP, a multi-output ``SingleTaskGP`` or a
 kernel on ``X x [n]`` with the same RKHS norm, and each observation of task ``i`` at
 ``x`` a scalar observation at ``(x, i)``). The gain is computed from the model's kernel
 on its own transformed training data and its likelihood noise covariance ``Sigma`` (per
-task, per point; ``models.gp_covariances``), and the width multiplies the model's own
+task, per point; ``models.botorch_readers.moments``), and the width multiplies the model's own
 posterior standard deviation. When ``Sigma`` is not ``lambda I`` the theorems are applied
 to the whitened observations ``Sigma^{-1/2} y`` (kernel ``Sigma^{-1/2} K Sigma^{-1/2}``,
 the same RKHS norm, regularization 1; the weighted least squares of Kirschner & Krause
@@ -53,13 +53,13 @@ from torch import Tensor
 
 from botorch_mtucb.confidence.information_gain import observation_information_gain
 from botorch_mtucb.confidence.scalarized_widths import sketch_distortion
-from botorch_mtucb.models.gp_covariances import (
+from botorch_mtucb.models.botorch_readers import (
     TrainingCovariance,
     is_multi_task_model,
+    output_data,
     smallest_noise_variance,
     training_covariances,
 )
-from botorch_mtucb.models.single_output_data import output_data
 from botorch_mtucb.utils.checks import (
     as_int,
     check_delta,

@@ -1,33 +1,13 @@
-"""BoTorch models: the exact vector-valued GP, its Nystrom sketch (MT-BKB) and the
-finite-arm task posterior (paper 001)."""
+"""BoTorch models: the exact vector-valued GP and its Nystrom sketch (MT-BKB), the
+posterior they keep at a finite candidate set, and (``botorch_readers``) the readers
+of fitted BoTorch models that ``VectorValuedGP.from_model`` and the confidence layer use."""
 
-from botorch_mtucb.models.conversion import vector_valued_gp_from_model
-from botorch_mtucb.models.gp_covariances import TrainingCovariance, training_covariances
-from botorch_mtucb.models.multi_output_data import (
-    ModelInputKernel,
-    MultiOutputData,
-    read_multi_output_model,
-)
+from botorch_mtucb.models.candidate_posterior import CandidatePosterior
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
-from botorch_mtucb.models.single_output_data import (
-    SingleOutputData,
-    output_data,
-    single_output_data,
-)
-from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
 from botorch_mtucb.models.vector_valued_gp import VectorValuedGP
 
 __all__ = [
-    "ModelInputKernel",
-    "MultiOutputData",
+    "CandidatePosterior",
     "NystromVectorValuedGP",
-    "SingleOutputData",
-    "TaskArmPosterior",
-    "TrainingCovariance",
     "VectorValuedGP",
-    "output_data",
-    "read_multi_output_model",
-    "single_output_data",
-    "training_covariances",
-    "vector_valued_gp_from_model",
 ]

@@ -1,15 +1,22 @@
-"""What the exact and the sketched multi-task posteriors share.
+"""What the exact and the sketched multi-task posteriors share: BoTorch's ``Model``.
 
 Both models take the data of paper 000 (full-vector rows, ``train_Y``: ``N x n``) or
 of paper 001 (task-indexed rows, ``train_Y``: ``N x 1`` with ``train_tasks``), a fixed
 multi-task kernel ``sum_j k_j(x, x') B_j`` and a noise variance ``eta``; both return
 BoTorch posteriors with the full cross-task covariance and can be conditioned on new
-rows. Subclasses implement ``_mean_and_covariance(X)`` and ``append_observations``.
+rows.
+
+Why over 500 lines: this module is BoTorch's ``Model`` contract for both models in one
+place (data checks, ``posterior`` with ``output_indices``, ``observation_noise`` and
+``posterior_transform``, per-point moments, ``subset_output``, the checks of appended
+rows) plus ``eigen_groups``, which both models' ICM routes use. The abilities that are
+not the ``Model`` contract already live in their own modules (conditioning, candidate
+tracking, per-task noise, state loading); splitting the contract further would spread
+one ``posterior`` over several files.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,14 +25,15 @@ from botorch.acquisition.objective import PosteriorTransform
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.model import FantasizeMixin, Model
 from botorch.posteriors.gpytorch import GPyTorchPosterior
-from botorch.sampling.base import MCSampler
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator, LinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
-from botorch_mtucb.models.conditioning import ConditioningObservations
+from botorch_mtucb.models.candidate_posterior import CandidatePosterior
+from botorch_mtucb.models.candidate_tracking import CandidateTrackingMixin
+from botorch_mtucb.models.conditioning import ConditioningMixin, ConditioningObservations
 from botorch_mtucb.models.state_loading import RebuildOnLoadMixin
 from botorch_mtucb.models.task_noise import TaskNoiseMixin, per_task_values, task_noise_variances
 from botorch_mtucb.utils.checks import (
@@ -101,36 +109,44 @@ def eigen_groups(
     return xi, eigenvectors, group_of, group_xi
 
 
-class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, FantasizeMixin):
-    """Base class of ``VectorValuedGP`` and ``NystromVectorValuedGP``: data checks,
-    BoTorch posterior assembly, conditioning, fantasies and output subsets.
+class FixedKernelMultiTaskModel(
+    CandidateTrackingMixin,
+    ConditioningMixin,
+    RebuildOnLoadMixin,
+    TaskNoiseMixin,
+    Model,
+    FantasizeMixin,
+):
+    """The one home of BoTorch's ``Model`` contract for ``VectorValuedGP`` and
+    ``NystromVectorValuedGP``: data checks, the BoTorch posterior, conditioning and
+    fantasies (``ConditioningMixin``), output subsets, finite candidate sets
+    (``CandidateTrackingMixin``) and state loading (``RebuildOnLoadMixin``).
 
     A subclass builds its posterior state after ``_setup`` and implements
     ``_mean_and_covariance(X)`` (mean ``batch x q x n``, interleaved covariance
-    ``batch x (q n) x (q n)``) and ``append_observations``.
+    ``batch x (q n) x (q n)``), ``append_observations`` and ``_attach_candidates``.
 
-    What a subclass's own factorization holds is the model's *core*: unbatched, each
-    observation of task ``i`` with the task's noise variance ``lambda_i``
-    (``noise_variances``; one ``regularization`` for all by default).
-    ``condition_on_observations`` beyond it (batches, other noise variances) keeps the
-    core and conditions its posterior on the new observations exactly
-    (``models.conditioning``); such a model has a ``batch_shape`` and its posteriors
-    broadcast over it. ``subset_output`` keeps every observation and restricts the
-    outputs.
+    **One model, whichever route built it.** A subclass's own factorization holds the
+    model's *own data*: unbatched, each observation of task ``i`` with the task's noise
+    variance ``lambda_i`` (``noise_variances``). ``condition_on_observations`` extends a
+    copy of it for rows of that kind, and otherwise keeps it and conditions its
+    posterior on the new observations exactly (``models.conditioning``: batches, other
+    noise variances; the model then has a ``batch_shape``). Both routes give a model
+    with the same abilities: ``append_observations`` adds rows to its own data (a
+    conditioned model stays conditioned on its further observations, fitted again),
+    ``information_gain`` counts every observation (the further ones by the chain rule),
+    ``track_candidates`` keeps the posterior of its own data at a candidate set.
+    ``subset_output`` keeps every observation and restricts the outputs; those three
+    work on the full model.
 
-    **Prior mean and per-task noise.** The prior is ``f ~ GP(c, Gamma)`` with a
-    constant mean ``c`` per task (``prior_mean``, zero by default) and the
-    observations of task ``i`` carry noise of variance ``lambda_i``: the posterior is
-    ``mu(x) = c + G_t(x)^T (G_t + Lambda)^{-1} (Y_t - c)`` and ``Gamma_t(x, x') =
-    Gamma(x, x') - G_t(x)^T (G_t + Lambda)^{-1} G_t(x')`` with ``Lambda`` the diagonal
-    of the scalar observations' noise variances (paper 000, eq. (1), with ``eta I``
-    replaced by ``Lambda``). Internally the routes that need one noise level work on
-    the whitened function ``g = S^{-1} (f - c)``, ``S = diag(sqrt(lambda_i / eta))``,
-    ``eta = min_i lambda_i`` (the model's ``regularization``): its kernel is
-    ``S^{-1} Gamma S^{-1}``, its observations ``S^{-1} (y - c)`` have noise variance
-    ``eta`` on every task, and ``f = c + S g`` exactly (the same posterior, not an
-    approximation). ``load_state_dict`` rebuilds every factor from the loaded kernel,
-    data, prior mean and noise variances.
+    **Prior mean and per-task noise** (``models.task_noise``). The prior is ``f ~ GP(c,
+    Gamma)`` with a constant mean ``c`` per task (``prior_mean``, zero by default) and
+    the observations of task ``i`` carry noise of variance ``lambda_i``: ``mu(x) = c +
+    G_t(x)^T (G_t + Lambda)^{-1} (Y_t - c)`` and ``Gamma_t(x, x') = Gamma(x, x') -
+    G_t(x)^T (G_t + Lambda)^{-1} G_t(x')`` (paper 000, eq. (1), ``Lambda`` in place of
+    ``eta I``). The routes that need one noise level work on the whitened function
+    ``g = S^{-1} (f - c)``, ``S = diag(sqrt(lambda_i / eta))``, ``eta = min_i
+    lambda_i`` (the model's ``regularization``), exactly.
 
     Example:
         >>> import torch
@@ -164,6 +180,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             TypeError, ValueError: See ``VectorValuedGP``.
         """
         self._conditioning: ConditioningObservations | None = None
+        self._candidates: CandidatePosterior | None = None  # track_candidates
         self._register_rebuild_on_load()
         self.register_buffer("_output_tasks", None)  # subset_output: the tasks kept
         train_X = check_working_precision(check_tensor(train_X, "train_X", dim=2), "train_X")
@@ -455,41 +472,11 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             raise ValueError("X contains NaN or inf")
         return X.to(dtype=self.train_X.dtype, device=self.train_X.device)
 
-    def _check_candidates(self, points: Tensor, max_entries: int) -> Tensor:
-        """The checks of ``track_candidates`` (both models): ``points`` an ``N x d``
-        float32/float64 tensor without NaN/inf, ``N >= 1``, and ``max_entries`` an int
-        ``>= 1``; returns ``points``.
-
-        Raises:
-            TypeError: For a non-tensor, half-precision or non-float ``points``, or a
-                non-int ``max_entries``.
-            ValueError: For a wrong shape, NaN/inf, or ``max_entries < 1``.
-        """
-        self._require_core("track_candidates")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__}")
-        if max_entries < 1:
-            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
-        points = check_tensor(points, "points", dim=2)
-        if points.dtype in (torch.float16, torch.bfloat16):  # rounded: would never match
-            raise TypeError(f"points must be float32 or float64, got {points.dtype}")
-        if points.shape[0] == 0 or points.shape[-1] != self._input_dim:
-            raise ValueError(
-                f"points must be N x {self._input_dim} with N >= 1, got {tuple(points.shape)}"
-            )
-        if not torch.isfinite(points).all():
-            raise ValueError("points contains NaN or inf")
-        return points
+    # ------------------------------------------------------ finite candidate sets
 
     # ----------------------------------------------------------- conditioning
-    def _require_core(self, method: str) -> None:
-        """``method`` works on the model's own data: refuse conditioned or subset models."""
-        if self._conditioning is not None:
-            raise UnsupportedError(
-                f"{method} works on the model's own data, and this model is conditioned "
-                "beyond it (condition_on_observations with batches or other noise "
-                f"variances, or fantasize); call {method} on the model it came from"
-            )
+    def _require_all_outputs(self, method: str) -> None:
+        """``method`` works on all the tasks of the model: refuse ``subset_output`` models."""
         if self._output_tasks is not None:
             raise UnsupportedError(
                 f"{method} works on all tasks of the model, and this model is a "
@@ -502,7 +489,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
         """Check rows to append (same kind of data as the model's); returns them cast
         to the model's dtype and device, and the task indices (``None`` for
         full-vector data)."""
-        self._require_core("append_observations")
+        self._require_all_outputs("append_observations")
         X = check_tensor(X, "X", dim=2)
         Y = check_tensor(Y, "Y", dim=2)
         if X.shape[-1] != self._input_dim:
@@ -530,210 +517,7 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
         """Condition ``self`` on ``(X, Y)`` in place and return it."""
         raise NotImplementedError  # pragma: no cover
 
-    def condition_on_observations(
-        self,
-        X: Tensor,
-        Y: Tensor,
-        *,
-        noise: Tensor | None = None,
-        train_tasks: Tensor | None = None,
-        **kwargs: Any,
-    ) -> FixedKernelMultiTaskModel:
-        r"""A new model conditioned on ``(X, Y)`` as well (BoTorch semantics);
-        ``self`` is not modified.
-
-        Unbatched rows of the model's own kind with the model's noise (``noise`` omitted
-        or equal to each task's ``lambda_i``) and no gradient to carry extend a copy of its
-        factorization (``append_observations``: ``O(t^2)`` per row, same type, same
-        numbers as a model built on all the rows). Anything else is honoured exactly by conditioning the
-        posterior on the new observations (``models.conditioning``, Gaussian
-        conditioning): batched ``X`` / ``Y`` (the new model's ``batch_shape`` is their
-        broadcast batch shape, e.g. ``num_fantasies x batch`` from ``fantasize``), other
-        noise variances, rows of the other kind of data. Such a model keeps the core
-        factorization and refuses the in-place ``append_observations`` and
-        ``information_gain`` (``UnsupportedError``).
-
-        Args:
-            X: ``batch_shape x n' x d`` new inputs.
-            Y: ``batch_shape' x n' x m`` outputs, one column per output of the model
-                (all its tasks, or those of ``subset_output``), or
-                ``batch_shape' x n' x 1`` with ``train_tasks``; ``batch_shape'``
-                broadcasts with ``batch_shape``.
-            noise: Noise variances of the observations (``>= 0``), broadcastable to
-                ``Y`` (BoTorch's ``noise``: the shape of ``Y``); ``None``: each
-                observed task's ``lambda_i`` (``noise_variances``).
-            train_tasks: ``n'`` output indices of the rows (task-indexed rows, the same
-                for every batch); ``None``: every output is observed at each row.
-            **kwargs: Passed to ``append_observations`` (the unbatched route only).
-
-        Returns:
-            A model of the same type with ``batch_shape`` the broadcast of the model's
-            and the observations' batch shapes.
-
-        Raises:
-            TypeError: For a non-tensor ``X`` / ``Y`` / ``noise``, or keyword arguments
-                that a batched conditioning cannot use.
-            ValueError: As in the constructor (NaN, shapes, task indices, inputs that
-                overflow the kernel); also for batch shapes that do not broadcast or
-                negative ``noise``.
-
-        Example:
-            >>> import torch
-            >>> from gpytorch.kernels import RBFKernel
-            >>> from botorch_mtucb.models import VectorValuedGP
-            >>> X = torch.zeros(0, 1, dtype=torch.float64)
-            >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
-            >>> new = model.condition_on_observations(torch.ones(1, 1), torch.ones(1, 2))
-            >>> model.num_observations, new.num_observations
-            (0, 2)
-            >>> batched = model.condition_on_observations(  # 4 batches of 3 rows
-            ...     torch.rand(4, 3, 1), torch.rand(4, 3, 2), noise=torch.full((4, 3, 2), 0.01)
-            ... )
-            >>> batched.batch_shape, batched.posterior(torch.rand(5, 1)).mean.shape
-            (torch.Size([4]), torch.Size([4, 5, 2]))
-        """
-        if self._updates_in_place(X, Y, noise, train_tasks):
-            new_model = copy.deepcopy(self)
-            return new_model.append_observations(X, Y, train_tasks=train_tasks, **kwargs)
-        if kwargs:
-            raise TypeError(
-                f"condition_on_observations got {sorted(kwargs)}, which only the "
-                "unbatched update of the model's own data with its own noise takes"
-            )
-        return self._conditioned(X, Y, noise, train_tasks)
-
-    def _updates_in_place(
-        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
-    ) -> bool:
-        """Whether ``(X, Y)`` can extend the model's own factorization: an unconditioned,
-        full model; unbatched rows of its kind; each task's noise ``lambda_i``."""
-        if self._conditioning is not None or self._output_tasks is not None:
-            return False
-        if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
-            return True  # append_observations names the argument
-        if X.dim() != 2 or Y.dim() != 2 or (train_tasks is None) != self._full_vector:
-            return False
-        if X.requires_grad or Y.requires_grad:  # the in-place update detaches its rows
-            return False
-        if noise is None:
-            return True
-        if not isinstance(noise, Tensor) or noise.dim() > 2:
-            return False
-        try:
-            fits = torch.broadcast_shapes(noise.shape, Y.shape) == Y.shape
-        except RuntimeError:
-            return False
-        if not fits:
-            return False
-        if Y.shape[-1] != (self.num_tasks if self._full_vector else 1):
-            return True  # append_observations names the argument
-        own = self.noise_variances
-        if train_tasks is not None:
-            try:
-                tasks = check_task_indices(train_tasks, self.num_tasks, "train_tasks")
-            except (TypeError, ValueError):
-                return True  # append_observations names the argument
-            if tasks.numel() != Y.shape[-2]:
-                return True
-            own = own[tasks.to(own.device)].unsqueeze(-1)
-        return bool((noise.to(own) == own).all())
-
-    def _conditioned(
-        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
-    ) -> FixedKernelMultiTaskModel:
-        """A copy conditioned on ``(X, Y)`` by Gaussian conditioning of its posterior."""
-        new = ConditioningObservations.from_rows(
-            X,
-            Y,
-            noise,
-            train_tasks,
-            outputs=self.output_tasks,
-            num_tasks=self.num_tasks,
-            regularization=self.noise_variances[self.output_tasks],
-            like=self.train_X,
-        )
-        if self._conditioning is None:
-            observations = new
-        else:
-            try:
-                torch.broadcast_shapes(self.batch_shape, new.batch_shape)
-            except RuntimeError as error:
-                raise ValueError(
-                    f"the batch shape {tuple(new.batch_shape)} of X, Y and noise must "
-                    f"broadcast with the model's batch_shape {tuple(self.batch_shape)}"
-                ) from error
-            observations = self._conditioning.joined(new, self.num_tasks)
-        points = observations.points
-        if points.shape[-2]:
-            mean, covariance = self._mean_and_covariance(points)  # the core's moments
-            for values in (mean, covariance):
-                check_kernel_values(values, new.points, "X")
-        else:  # no row: only the batch shape changes (BoTorch's fantasize at n' = 0)
-            mean = points.new_zeros(*points.shape[:-2], 0, self.num_tasks)
-            covariance = points.new_zeros(*points.shape[:-2], 0, 0)
-        observations.fit(mean, covariance, self.regularization)
-        model = self._copy()
-        model._conditioning = observations
-        return model
-
-    def _copy(self) -> FixedKernelMultiTaskModel:
-        """A deep copy; observations that carry an autograd graph (fantasies of
-        ``X`` with gradients) are shared, not copied (they are never changed)."""
-        memo: dict[int, Any] = {}
-        if self._conditioning is not None:
-            memo.update({id(t): t for t in self._conditioning.buffers()})
-        return copy.deepcopy(self, memo)
-
     # ----------------------------------------------------- fantasies, subsets
-    def fantasize(
-        self,
-        X: Tensor,
-        sampler: MCSampler,
-        observation_noise: Tensor | None = None,
-        **kwargs: Any,
-    ) -> FixedKernelMultiTaskModel:
-        r"""A fantasy model (BoTorch's ``fantasize``): ``Y`` sampled from the posterior
-        at ``X`` with observation noise, then ``condition_on_observations(X, Y)``.
-
-        The model's noise is each task's ``lambda_i`` (``noise_variances``; the
-        regularization ``eta`` of the papers when the tasks share it), so
-        ``observation_noise=None`` means ``lambda_i`` on output ``i``; a tensor gives
-        other variances (BoTorch semantics). BoTorch's ``qKnowledgeGradient`` and
-        ``qNegIntegratedPosteriorVariance`` run on the models through this method.
-
-        Args:
-            X: ``batch_shape x n' x d`` points.
-            sampler: The sampler of the fantasies (``sample_shape`` ``num_fantasies``).
-            observation_noise: ``None`` or a ``batch_shape x n' x m`` (or ``1 x m``)
-                tensor of noise variances.
-            **kwargs: Passed to BoTorch's ``FantasizeMixin.fantasize``
-                (``propagate_grads``).
-
-        Returns:
-            A model with ``batch_shape`` ``num_fantasies x batch_shape`` (broadcast
-            with the model's own).
-
-        Raises:
-            DeprecationError: For a boolean ``observation_noise`` (as BoTorch).
-            TypeError, ValueError: As ``posterior`` and ``condition_on_observations``.
-
-        Example:
-            >>> import torch
-            >>> from botorch.sampling import SobolQMCNormalSampler
-            >>> from gpytorch.kernels import RBFKernel
-            >>> from botorch_mtucb.models import VectorValuedGP
-            >>> X = torch.rand(5, 1, dtype=torch.float64)
-            >>> model = VectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
-            >>> sampler = SobolQMCNormalSampler(torch.Size([8]))
-            >>> fantasy = model.fantasize(torch.rand(3, 2, 1, dtype=torch.float64), sampler)
-            >>> fantasy.batch_shape  # num_fantasies x batch
-            torch.Size([8, 3])
-        """
-        if observation_noise is None:
-            observation_noise = self.noise_variances[self.output_tasks].unsqueeze(0).clone()
-        return FantasizeMixin.fantasize(
-            self, X, sampler, observation_noise=observation_noise, **kwargs
-        )
 
     def subset_output(self, idcs: list[int]) -> FixedKernelMultiTaskModel:
         r"""The model restricted to the outputs ``idcs`` (BoTorch's ``subset_output``).
@@ -764,7 +548,8 @@ class FixedKernelMultiTaskModel(RebuildOnLoadMixin, TaskNoiseMixin, Model, Fanta
             >>> from botorch_mtucb.models import VectorValuedGP
             >>> B = torch.tensor([[1.0, 0.9, 0.0], [0.9, 1.0, 0.0], [0.0, 0.0, 1.0]])
             >>> X = torch.rand(4, 1, dtype=torch.float64)
-            >>> model = VectorValuedGP(X, torch.rand(4, 3, dtype=torch.float64), RBFKernel(), B, 0.1)
+            >>> Y = torch.rand(4, 3, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, Y, RBFKernel(), B, 0.1)
             >>> sub = model.subset_output([2, 0])
             >>> test_X = torch.rand(3, 1, dtype=torch.float64)
             >>> sub.num_outputs, torch.equal(

@@ -14,15 +14,27 @@ that grow in place; what those cannot hold goes through this module: batches of
 observations (BoTorch's fantasies make ``num_fantasies x batch`` models), noise
 variances other than the model's regularization, and observations of the other kind
 of data (all tasks at a point for a task-indexed model, and the reverse).
+
+Why over 500 lines: the module holds the conditioned observations with their fitted
+factor (``ConditioningObservations``) and the one place that decides between the
+model's in-place update and this conditioning (``ConditioningMixin``:
+``condition_on_observations`` and ``fantasize``); the mixin is the object's only user,
+and the choice of route is what keeps a conditioned model's abilities the same as an
+updated one's, so the two stay together.
 """
 
 from __future__ import annotations
 
+import copy
+from typing import Any, Self
+
 import torch
+from botorch.models.model import FantasizeMixin
+from botorch.sampling.base import MCSampler
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.utils.checks import check_task_indices, check_tensor
+from botorch_mtucb.utils.checks import check_kernel_values, check_task_indices, check_tensor
 from botorch_mtucb.utils.linalg import cholesky_factor
 
 
@@ -138,7 +150,8 @@ class ConditioningObservations(Module):
             >>> from botorch_mtucb.models.conditioning import ConditioningObservations
             >>> obs = ConditioningObservations.from_rows(
             ...     torch.rand(4, 2, 1), torch.rand(4, 2, 3), None, None,
-            ...     outputs=torch.arange(3), num_tasks=3, regularization=0.1, like=torch.zeros(0, 1),
+            ...     outputs=torch.arange(3), num_tasks=3, regularization=0.1,
+            ...     like=torch.zeros(0, 1),
             ... )
             >>> obs.batch_shape, obs.index.tolist()  # point p, task i at p * 3 + i
             (torch.Size([4]), [0, 1, 2, 3, 4, 5])
@@ -223,6 +236,13 @@ class ConditioningObservations(Module):
         residual = (self.values - flat_mean).unsqueeze(-1)
         self.whitened = torch.linalg.solve_triangular(self.chol, residual, upper=False)
 
+    def information_gain(self) -> Tensor:
+        r"""``1/2 log det(I + S^{-1/2} C(P, P) S^{-1/2})`` of the fitted observations
+        (``batch``): the information they add to the posterior they were fitted to
+        (the chain rule; infinite for noiseless observations)."""
+        log_diagonal = self.chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return log_diagonal - 0.5 * self.noise.log().sum(-1)
+
     def joint_points(self, X: Tensor) -> Tensor:
         """``X`` (``batch x q x d``) followed by the observed points: ``batch' x (q + P) x d``."""
         return _cat_batched(X, self.points.to(X), 2)
@@ -251,4 +271,244 @@ class ConditioningObservations(Module):
         return (
             conditioned_mean.expand(*batch, q, n),
             conditioned.expand(*batch, test, test),
+        )
+
+
+class ConditioningMixin:
+    """BoTorch's conditioning API for ``FixedKernelMultiTaskModel``:
+    ``condition_on_observations`` (the model's own in-place update, or Gaussian
+    conditioning on ``ConditioningObservations``) and ``fantasize``.
+
+    A subclass keeps its own data in a factorization that grows in place
+    (``append_observations``); whatever that cannot hold is kept as
+    ``ConditioningObservations`` fitted to the model's moments at their points, and fitted
+    again whenever the model's own data grow.
+
+    Example:
+        >>> import torch
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import VectorValuedGP
+        >>> from botorch_mtucb.models.conditioning import ConditioningMixin
+        >>> X = torch.zeros(0, 1, dtype=torch.float64)
+        >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+        >>> isinstance(model, ConditioningMixin), model.batch_shape
+        (True, torch.Size([]))
+    """
+
+    _conditioning: ConditioningObservations | None
+
+    def condition_on_observations(
+        self,
+        X: Tensor,
+        Y: Tensor,
+        *,
+        noise: Tensor | None = None,
+        train_tasks: Tensor | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        r"""A new model conditioned on ``(X, Y)`` as well (BoTorch semantics);
+        ``self`` is not modified.
+
+        Unbatched rows of the model's own kind with the model's noise (``noise`` omitted
+        or equal to each task's ``lambda_i``) and no gradient to carry extend a copy of its
+        factorization (``append_observations``: ``O(t^2)`` per row, same type, same
+        numbers as a model built on all the rows). Anything else is honoured exactly by
+        conditioning the posterior on the new observations (``models.conditioning``, Gaussian
+        conditioning): batched ``X`` / ``Y`` (the new model's ``batch_shape`` is their
+        broadcast batch shape, e.g. ``num_fantasies x batch`` from ``fantasize``), other
+        noise variances, rows of the other kind of data. Such a model keeps the core
+        factorization and every ability of the model it came from (the class docstring:
+        ``append_observations``, ``information_gain``, ``track_candidates``).
+
+        Args:
+            X: ``batch_shape x n' x d`` new inputs.
+            Y: ``batch_shape' x n' x m`` outputs, one column per output of the model
+                (all its tasks, or those of ``subset_output``), or
+                ``batch_shape' x n' x 1`` with ``train_tasks``; ``batch_shape'``
+                broadcasts with ``batch_shape``.
+            noise: Noise variances of the observations (``>= 0``), broadcastable to
+                ``Y`` (BoTorch's ``noise``: the shape of ``Y``); ``None``: each
+                observed task's ``lambda_i`` (``noise_variances``).
+            train_tasks: ``n'`` output indices of the rows (task-indexed rows, the same
+                for every batch); ``None``: every output is observed at each row.
+            **kwargs: Passed to ``append_observations`` (the unbatched route only).
+
+        Returns:
+            A model of the same type with ``batch_shape`` the broadcast of the model's
+            and the observations' batch shapes.
+
+        Raises:
+            TypeError: For a non-tensor ``X`` / ``Y`` / ``noise``, or keyword arguments
+                that a batched conditioning cannot use.
+            ValueError: As in the constructor (NaN, shapes, task indices, inputs that
+                overflow the kernel); also for batch shapes that do not broadcast or
+                negative ``noise``.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.zeros(0, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, X.new_zeros(0, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> new = model.condition_on_observations(torch.ones(1, 1), torch.ones(1, 2))
+            >>> model.num_observations, new.num_observations
+            (0, 2)
+            >>> batched = model.condition_on_observations(  # 4 batches of 3 rows
+            ...     torch.rand(4, 3, 1), torch.rand(4, 3, 2), noise=torch.full((4, 3, 2), 0.01)
+            ... )
+            >>> batched.batch_shape, batched.posterior(torch.rand(5, 1)).mean.shape
+            (torch.Size([4]), torch.Size([4, 5, 2]))
+        """
+        if self._updates_in_place(X, Y, noise, train_tasks):
+            new_model = copy.deepcopy(self)
+            return new_model.append_observations(X, Y, train_tasks=train_tasks, **kwargs)
+        if kwargs:
+            raise TypeError(
+                f"condition_on_observations got {sorted(kwargs)}, which only the "
+                "unbatched update of the model's own data with its own noise takes"
+            )
+        return self._conditioned(X, Y, noise, train_tasks)
+
+    def _updates_in_place(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
+    ) -> bool:
+        """Whether ``(X, Y)`` can extend the model's own factorization: an unconditioned,
+        full model; unbatched rows of its kind; each task's noise ``lambda_i``."""
+        if self._conditioning is not None or self._output_tasks is not None:
+            return False
+        if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
+            return True  # append_observations names the argument
+        if X.dim() != 2 or Y.dim() != 2 or (train_tasks is None) != self._full_vector:
+            return False
+        if X.requires_grad or Y.requires_grad:  # the in-place update detaches its rows
+            return False
+        if noise is None:
+            return True
+        if not isinstance(noise, Tensor) or noise.dim() > 2:
+            return False
+        try:
+            fits = torch.broadcast_shapes(noise.shape, Y.shape) == Y.shape
+        except RuntimeError:
+            return False
+        if not fits:
+            return False
+        if Y.shape[-1] != (self.num_tasks if self._full_vector else 1):
+            return True  # append_observations names the argument
+        own = self.noise_variances
+        if train_tasks is not None:
+            try:
+                tasks = check_task_indices(train_tasks, self.num_tasks, "train_tasks")
+            except (TypeError, ValueError):
+                return True  # append_observations names the argument
+            if tasks.numel() != Y.shape[-2]:
+                return True
+            own = own[tasks.to(own.device)].unsqueeze(-1)
+        return bool((noise.to(own) == own).all())
+
+    def _conditioned(
+        self, X: Tensor, Y: Tensor, noise: Tensor | None, train_tasks: Tensor | None
+    ) -> Self:
+        """A copy conditioned on ``(X, Y)`` by Gaussian conditioning of its posterior."""
+        new = ConditioningObservations.from_rows(
+            X,
+            Y,
+            noise,
+            train_tasks,
+            outputs=self.output_tasks,
+            num_tasks=self.num_tasks,
+            regularization=self.noise_variances[self.output_tasks],
+            like=self.train_X,
+        )
+        if self._conditioning is None:
+            observations = new
+        else:
+            try:
+                torch.broadcast_shapes(self.batch_shape, new.batch_shape)
+            except RuntimeError as error:
+                raise ValueError(
+                    f"the batch shape {tuple(new.batch_shape)} of X, Y and noise must "
+                    f"broadcast with the model's batch_shape {tuple(self.batch_shape)}"
+                ) from error
+            observations = self._conditioning.joined(new, self.num_tasks)
+        self._fit_conditioning(observations, new.points)
+        model = self._copy()
+        model._conditioning = observations
+        return model
+
+    def _fit_conditioning(self, observations: ConditioningObservations, new: Tensor) -> None:
+        """Fit ``observations`` to the core's moments at their points (``new``: the
+        points that errors about the kernel's range blame)."""
+        points = observations.points
+        if points.shape[-2]:
+            mean, covariance = self._mean_and_covariance(points)  # the core's moments
+            for values in (mean, covariance):
+                check_kernel_values(values, new, "X")
+        else:  # no row: only the batch shape changes (BoTorch's fantasize at n' = 0)
+            mean = points.new_zeros(*points.shape[:-2], 0, self.num_tasks)
+            covariance = points.new_zeros(*points.shape[:-2], 0, 0)
+        observations.fit(mean, covariance, self.regularization)
+
+    def _refit_conditioning(self) -> None:
+        """After the core grew in place (``append_observations``): condition its new
+        posterior on the further observations again (Bayes' rule does not depend on the
+        order of the observations)."""
+        if self._conditioning is not None:
+            self._fit_conditioning(self._conditioning, self._conditioning.points)
+
+    def _copy(self) -> Self:
+        """A deep copy; observations that carry an autograd graph (fantasies of
+        ``X`` with gradients) are shared, not copied (they are never changed)."""
+        memo: dict[int, Any] = {}
+        if self._conditioning is not None:
+            memo.update({id(t): t for t in self._conditioning.buffers()})
+        return copy.deepcopy(self, memo)
+
+    def fantasize(
+        self,
+        X: Tensor,
+        sampler: MCSampler,
+        observation_noise: Tensor | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        r"""A fantasy model (BoTorch's ``fantasize``): ``Y`` sampled from the posterior
+        at ``X`` with observation noise, then ``condition_on_observations(X, Y)``.
+
+        The model's noise is each task's ``lambda_i`` (``noise_variances``; the
+        regularization ``eta`` of the papers when the tasks share it), so
+        ``observation_noise=None`` means ``lambda_i`` on output ``i``; a tensor gives
+        other variances (BoTorch semantics). BoTorch's ``qKnowledgeGradient`` and
+        ``qNegIntegratedPosteriorVariance`` run on the models through this method.
+
+        Args:
+            X: ``batch_shape x n' x d`` points.
+            sampler: The sampler of the fantasies (``sample_shape`` ``num_fantasies``).
+            observation_noise: ``None`` or a ``batch_shape x n' x m`` (or ``1 x m``)
+                tensor of noise variances.
+            **kwargs: Passed to BoTorch's ``FantasizeMixin.fantasize``
+                (``propagate_grads``).
+
+        Returns:
+            A model with ``batch_shape`` ``num_fantasies x batch_shape`` (broadcast
+            with the model's own).
+
+        Raises:
+            DeprecationError: For a boolean ``observation_noise`` (as BoTorch).
+            TypeError, ValueError: As ``posterior`` and ``condition_on_observations``.
+
+        Example:
+            >>> import torch
+            >>> from botorch.sampling import SobolQMCNormalSampler
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.models import VectorValuedGP
+            >>> X = torch.rand(5, 1, dtype=torch.float64)
+            >>> model = VectorValuedGP(X, X.repeat(1, 2), RBFKernel(), torch.eye(2), 0.1)
+            >>> sampler = SobolQMCNormalSampler(torch.Size([8]))
+            >>> fantasy = model.fantasize(torch.rand(3, 2, 1, dtype=torch.float64), sampler)
+            >>> fantasy.batch_shape  # num_fantasies x batch
+            torch.Size([8, 3])
+        """
+        if observation_noise is None:
+            observation_noise = self.noise_variances[self.output_tasks].unsqueeze(0).clone()
+        return FantasizeMixin.fantasize(
+            self, X, sampler, observation_noise=observation_noise, **kwargs
         )

@@ -1,10 +1,9 @@
 """MT-BKB's Nystrom-sketched posterior of a multi-task GP, with a resampled dictionary.
 
-Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.2 and Algorithm 2 (dictionary
-D_t drawn with inclusion probabilities p_{t,i} = min(q ||Gamma~_{t-1}(x_i, x_i)||, 1),
-reweighted embeddings, mu~_t and Gamma~_t); Section 3.3 and Appendix A, eqs. (7)-(8)
-(one scalar embedding shared by all tasks for ICM kernels); Appendix D, Lemma 8 (the
-sketch is the exact posterior of the features projected on the dictionary's span).
+Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.2 and Algorithm 2; the sketch
+itself (draws, embeddings, eqs. (7)-(8), variances at rows) is ``models.nystrom_sketch``,
+the build from data ``models.nystrom_build``, the candidates kept on a finite domain
+``CandidatePosterior``.
 """
 
 from __future__ import annotations
@@ -21,47 +20,15 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.models.candidate_posterior import MAX_MATCH_COMPARISONS, match_candidates
+from botorch_mtucb.models.nystrom_build import NystromBuild, check_chunk_size
+from botorch_mtucb.models.nystrom_sketch import NystromSketch
 from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
-from botorch_mtucb.utils.linalg import cholesky_factor
-from botorch_mtucb.utils.random import stream_seed
 
-# Eigenvalues of the reweighted dictionary Gram matrix below this fraction of the
-# largest are dropped from its pseudo-inverse square root (duplicated or nearly
-# collinear dictionary points); the loss in Phi~^T Phi~ is of that relative size.
-PSEUDO_INVERSE_RTOL = {torch.float64: 1e-10, torch.float32: 1e-6}
-
-# The adaptive schedule of a build from data (``chunk_size="adaptive"``, issue 14): a
-# chunk of new rows is closed before its information under the sketch it is drawn
-# from, sum_s log det(I + Gamma~(x_s, x_s) / eta), exceeds this many nats, so that no
-# variance the chunk's draw uses is more than e^(this) = 2 times stale (see the class).
-ADAPTIVE_CHUNK_INFORMATION = math.log(2.0)
-# A chunk has at least this fraction of the rows already in (at most 1 / this redraws
-# per doubling of the data: O(log N) in all), even past ADAPTIVE_CHUNK_INFORMATION.
-ADAPTIVE_MIN_CHUNK_FRACTION = 1.0 / 8.0
-# Rows whose statistics the adaptive schedule evaluates before it picks the first chunk,
-# and at least afterwards (twice the last chunk, at most the rows already in).
-ADAPTIVE_MIN_WINDOW = 64
 # The kernel-range check probes at most this many new rows at once (with the corners).
 CHECK_BLOCK_ROWS = 256
-# track_candidates keeps K(D, D) for the N candidates: at most this many entries.
-MAX_CANDIDATE_ENTRIES = 2**25  # 256 MiB in float64 (as VectorValuedGP's)
 
 
-def _pinv_root(gram: Tensor) -> Tensor:
-    r"""``(G^{1/2})^+`` restricted to its range: ``m x r`` with ``r`` kept eigenvalues.
-
-    With ``G = V diag(s) V^T``, returns ``V_+ diag(s_+^{-1/2})``; eigenvalues below
-    ``PSEUDO_INVERSE_RTOL * max(s)`` are dropped (at least one is kept).
-    """
-    s, vectors = torch.linalg.eigh(gram)
-    rtol = PSEUDO_INVERSE_RTOL.get(gram.dtype, 1e-6)
-    keep = s > rtol * s.amax().clamp_min(torch.finfo(s.dtype).tiny)
-    keep[-1] = True
-    return vectors[:, keep] / s[keep].clamp_min(torch.finfo(s.dtype).tiny).sqrt()
-
-
-class NystromVectorValuedGP(FixedKernelMultiTaskModel):
+class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskModel):
     r"""MT-BKB's sketched posterior with a dictionary resampled at every update.
 
     Given the dictionary ``D_t = {x_{i_1}, ..., x_{i_m}}`` with inclusion
@@ -75,118 +42,47 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         \tilde\Gamma_t(x, x') = \Gamma(x, x') - \tilde\Phi_t(x)^\top \tilde\Phi_t(x')
             + \eta \tilde\Phi_t(x)^\top (\tilde V_t + \eta I)^{-1} \tilde\Phi_t(x'),
 
-    with ``V~_t = sum_s Phi~_t(x_s) Phi~_t(x_s)^T``. The pseudo-inverse root drops
-    eigenvalues of ``G~_t`` below ``PSEUDO_INVERSE_RTOL`` times the largest, and the
-    embedding is kept in the coordinates of the kept eigenvectors (``r <= n m``
-    columns), which changes none of the formulas above.
+    with ``V~_t = sum_s Phi~_t(x_s) Phi~_t(x_s)^T`` (the embedding, its routes and
+    precision: ``models.nystrom_sketch``).
 
     **Dictionary (Algorithm 2).** Each update with new rows redraws the whole
     dictionary: every row ``x_i`` seen so far enters independently with probability
     ``p_i = min(q ||Gamma~(x_i, x_i)||, 1)``, where ``Gamma~`` is the posterior before
-    the update (the previous dictionary's) and ``q = accuracy``. If no row is drawn,
-    the row with the largest ``p_i`` is kept, so that **the dictionary is never
-    empty** once there are data. Draws are reproducible: the ``k``-th resampling
-    uses a generator seeded from ``(seed, k)`` unless a ``generator`` is passed to
-    ``append_observations``. With every ``p_i = 1`` (large ``accuracy``) the sketch is
-    the exact posterior of ``VectorValuedGP``. ``append_observations`` (MT-BKB's
-    online update, one redraw per call) is Algorithm 2 whatever the ``chunk_size``.
+    the update and ``q = accuracy``. If no row is drawn, the row with the largest
+    ``p_i`` is kept, so that **the dictionary is never empty** once there are data.
+    Draws are reproducible: the ``k``-th resampling uses a generator seeded from
+    ``(seed, k)`` unless a ``generator`` is passed to ``append_observations``. With
+    every ``p_i = 1`` (large ``accuracy``) the sketch is the exact posterior of
+    ``VectorValuedGP``. ``append_observations`` (MT-BKB's online update, one redraw per
+    call) is Algorithm 2; the constructor replays its rows in chunks (``chunk_size``,
+    ``models.nystrom_build``: what a chunked build guarantees).
 
-    **Building from data** (``chunk_size``, issue 14). The constructor replays the
-    rows in order, in chunks; each chunk is added in one update (one redraw), the
-    probabilities of all rows computed with the sketch of the rows before the chunk.
+    **Finite candidate sets.** ``track_candidates`` attaches a ``CandidatePosterior``
+    with the candidates' kernel matrix, the rows' counts per candidate and the sketch's
+    moments at every candidate: each redraw then costs ``O(m'^3 + g r^2 N)`` for ``m'
+    <= N`` distinct dictionary points instead of the ``m x m`` ``eigh`` of the
+    dictionary with its repeats and ``O(m t)`` kernel evaluations; the draws (hence
+    MT-BKB's and IT-BKB's runs) are unchanged. Paper 000's policies attach it on a
+    ``FiniteDomain``.
 
-    * ``chunk_size=1`` is Algorithm 2 exactly (the dictionary MT-BKB would hold after
-      playing the rows): ``N`` redraws, each rebuilding the sketch on all rows so far
-      and costing a dozen GPyTorch calls (6.5 s for ``N = 2000`` points, 3 tasks,
-      ICM, ``q = 100``, against 0.4 s for ``VectorValuedGP``; issue 14).
-    * ``chunk_size="adaptive"`` (the default), after Calandriello et al. 2020
-      (adaptive batching): a chunk is the longest run of the next rows whose
-      information under the current sketch, ``sum_s log(1 + c_i(x_s) / eta)`` in
-      every eigen-direction ``u_i`` of ``B`` on the ICM route (``sum_s log det(I +
-      Gamma~(x_s, x_s) / eta)`` otherwise), is at most ``ADAPTIVE_CHUNK_INFORMATION
-      = log 2``; but at least ``t / 8`` rows for ``t`` rows already in, at least one
-      and at most ``max(64, t)``. That is ``O(log N)`` redraws (52 for ``N = 2000``):
-      0.14 s on the instance above (2.9x cheaper than ``VectorValuedGP``, 47x than
-      ``chunk_size=1``); 0.2-0.7x the exact build for sums of separable kernels,
-      independent tasks and task-indexed data at ``N = 2000``. During the build the
-      kernels are evaluated eagerly, repeated dictionary points are merged (ICM) and
-      the general route evaluates each data kernel once per pair of points. It is the
-      default because building from data is about the model, not about replaying a
-      bandit: nothing is chosen between the rows, and one redraw per row costs
-      ``O(N^2)`` kernel evaluations for nothing the model uses. Below a few hundred
-      rows the exact model is cheaper still (tens of redraws of fixed overhead).
-    * an int ``c > 1``: fixed chunks of ``c`` rows.
-
-    *What a chunked build guarantees (honestly).* Posterior variances only shrink
-    with data, so a row's batched probability ``min(q ||Gamma~_prev(x_i, x_i)||, 1)``
-    is at least the one Algorithm 2 would use at the chunk's last row, up to the
-    factors ``rho = (1 + eps) / (1 - eps)`` of the accuracy event (Lemma 10). The
-    accuracy argument of Lemma 7 / Theorem 3 only needs probabilities of at least
-    ``q`` times (approximate) posterior variances, so it carries over with the same
-    ``q``, one event per redraw (at most ``N <= T`` redraws: ``q`` for the horizon
-    ``T`` covers them). Likewise ``sketched_log_det_sum`` sums stale, larger
-    variances, so eq. (21) and Theorem 3's width stay valid (conservative, slightly
-    wider). What is lost is the size bound on ``m_t``: the probabilities can exceed
-    Algorithm 2's by the factor ``exp(L)``, ``L`` the chunk's information under the
-    previous sketch (for Gaussian conditioning ``Var_prev / Var_after <= det(I +
-    K_chunk / eta) <= exp(L)``, Fischer's inequality; per eigen-direction on the ICM
-    route; exact for a fixed dictionary, up to ``rho`` across redraws), so Lemma 7's
-    bound on ``m_t`` holds with an extra factor ``exp(L) <= 2`` while the information
-    threshold closes the chunks; where the ``t / 8`` floor extends a chunk (late in a
-    build, when each row adds little information) ``L`` is larger and no factor is
-    guaranteed (measured: dictionaries 0-25% larger than ``chunk_size=1``'s). These
-    are arguments from the paper's proofs, not a re-derived theorem; Theorem 3's
-    regret bound is about the bandit, which plays one row at a time, and is not
-    claimed for a build from data. With fixed chunks no size factor is guaranteed.
-
-    **Routes.** With a single separable (ICM) term ``k B`` and full-vector data the
-    embedding is the scalar one of Appendix A, ``phi~_t(x) = (K~^{1/2})^+ k~_t(x)``,
-    shared by all tasks, and each eigen-direction ``u_i`` of ``B`` is a scalar problem
-    with matrix ``xi_i v~_t + eta I`` (eqs. (7)-(8)); the update costs
-    ``O(m t (d + r) + g r^2 t + g r^3)`` for ``g`` distinct eigenvalues of ``B`` (linear
-    in ``t``; no ``t x t`` matrix is formed). Otherwise (sums of separable kernels,
-    task-indexed data) the embedding is built on scalar observations ``(x, i)``: a
-    full-vector row contributes its ``n`` columns to the dictionary, a task-indexed
-    observation its own column, with ``p = min(q Gamma~(x, x)_{ii}, 1)``.
-
-    **Finite candidate sets** (issue 14). ``track_candidates(points)`` keeps the
-    candidates' kernel matrix, the rows' counts per candidate and the sketch's moments
-    at every candidate: each redraw then costs ``O(m'^3 + g r^2 N)`` for ``m' <= N``
-    distinct dictionary points instead of the ``m x m`` ``eigh`` of the dictionary
-    with its repeats and ``O(m t)`` kernel evaluations (29x per MT-BKB step at
-    ``t = 5000``, 20 tasks, Theorem 3's ``q``); the draws and MT-BKB's / IT-BKB's runs
-    are unchanged. Paper 000's policies turn it on over a ``FiniteDomain``.
-
-    **Prior mean and per-task noise** (``prior_mean``, ``noise_variances``). The sketch
-    is that of the whitened function ``g = S^{-1} (f - c)`` of
-    ``FixedKernelMultiTaskModel`` (one noise level ``eta = min_i lambda_i``, kernel
-    ``S^{-1} Gamma S^{-1}``): Algorithm 2 run on ``g``, so the draws use ``||S^{-1}
-    Gamma~(x, x) S^{-1}||`` and ``sketched_log_det_sum`` sums ``log det(I +
-    Lambda^{-1/2} Gamma~_{s-1}(x_s, x_s) Lambda^{-1/2})``; the posterior is ``c + S
-    mu~_g`` and ``S Gamma~_g S``, the exact posterior (mean ``c``, noise ``Lambda``) of
-    the features projected on the dictionary's span (Lemma 8; scaling a dictionary
-    column does not change the span). With one noise level and ``c = 0`` this is
-    Algorithm 2 itself.
+    **Prior mean and per-task noise.** The sketch is that of the whitened function ``g =
+    S^{-1} (f - c)`` of ``FixedKernelMultiTaskModel``: Algorithm 2 run on ``g``, the
+    exact posterior (mean ``c``, noise ``Lambda``) of the features projected on the
+    dictionary's span (Lemma 8).
 
     **State.** ``state_dict`` holds the kernel, the data, ``prior_mean``,
     ``noise_variances``, the dictionary (indices and probabilities), the number of
     draws and ``sketched_log_det_sum`` (the history of the draws, which the state
     cannot recompute). ``load_state_dict`` rebuilds the sketch from the loaded
-    dictionary exactly (no new draw) and the variances at the rows from it; later
-    draws continue the loaded stream (``seed``, ``accuracy`` and ``chunk_size`` are
-    the receiving model's).
+    dictionary exactly (no new draw); later draws continue the loaded stream
+    (``seed``, ``accuracy`` and ``chunk_size`` are the receiving model's).
 
-    **BoTorch's model API.** As ``VectorValuedGP`` (``posterior``, ``subset_output``,
-    ``.to()``). ``condition_on_observations`` is MT-BKB's update (dictionary redrawn)
-    for unbatched rows with the model's noise (``eta``, or each task's ``lambda_i``);
-    batches (``fantasize``) and other noise
-    variances keep the dictionary and condition the sketched posterior exactly (see
-    ``condition_on_observations`` for why a redraw cannot serve them).
-
-    **Precision.** Run in float64 for the theory (the default of the problems). In
-    float32 the embedding amplifies round-off by ``1 / sqrt`` of the smallest kept
-    eigenvalue of ``G~_t`` (``PSEUDO_INVERSE_RTOL`` is ``1e-6`` there): posterior means
-    are then accurate to about ``1e-2`` on unit-scale data.
+    **BoTorch's model API.** As ``VectorValuedGP``. ``condition_on_observations`` is
+    MT-BKB's update (dictionary redrawn) for unbatched rows with the model's noise;
+    batches (``fantasize``) and other noise variances keep the dictionary and condition
+    the sketched posterior exactly (``condition_on_observations`` says why a redraw
+    cannot serve them). A model of either route keeps ``append_observations`` and
+    ``track_candidates``.
 
     Example:
         >>> import torch
@@ -275,7 +171,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         if not math.isfinite(accuracy) or accuracy < 1.0:
             raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
         seed = as_int(seed, "seed")
-        chunk_size = _check_chunk_size(chunk_size)
+        chunk_size = check_chunk_size(chunk_size)
         train_X, train_Y, train_tasks = self._setup(
             train_X,
             train_Y,
@@ -290,7 +186,6 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         self.seed = seed
         self.chunk_size = chunk_size
         self._building = False  # True during an adaptive build (its faster routes)
-        self._candidates: dict | None = None  # track_candidates
         # The state: the data, the dictionary and the history of the draws (state_dict).
         empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
         self.register_buffer("train_X", train_X.new_zeros(0, train_X.shape[-1]))
@@ -354,52 +249,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
                 self._root = self._chol = self._alpha = self._train_embedding = None
                 self._unit_norms = self.train_X.new_zeros(0)
                 self._unit_task_variances = self.train_X.new_zeros(0, self.num_tasks)
-        if candidates is not None:
-            self.track_candidates(candidates["points"], candidates["max_entries"])
-
-    def _build_adaptive(self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None) -> None:
-        """The adaptive schedule: each chunk is the longest run of the next rows whose
-        information under the current sketch stays within ``ADAPTIVE_CHUNK_INFORMATION``
-        in every direction (``_row_information``; at least one row, at most
-        ``max(ADAPTIVE_MIN_WINDOW, rows already in)``); one redraw per chunk. Kernels
-        are evaluated eagerly (no lazy kernel tensors: the same values, less overhead)."""
-        X, Y, tasks = self._check_new_data(train_X, train_Y, train_tasks)
-        if X.shape[0] == 0:
-            return
-        self._building = True
-        try:
-            with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
-                self._check_new_rows(X, "train_X")  # every row at once, in blocks
-                start, last = 0, 0
-                while start < X.shape[0]:
-                    last = self._add_adaptive_chunk(X, Y, tasks, start, last)
-                    start += last
-        finally:
-            self._building = False
-
-    def _add_adaptive_chunk(
-        self, X: Tensor, Y: Tensor, tasks: Tensor | None, start: int, last: int
-    ) -> int:
-        """Add the next chunk from row ``start`` (``last``: the previous chunk's size);
-        returns its size."""
-        width = min(max(2 * last, ADAPTIVE_MIN_WINDOW), max(start, ADAPTIVE_MIN_WINDOW))
-        stop = min(X.shape[0], start + width)
-        window = None if tasks is None else tasks[start:stop]
-        norms, diagonal, log_det, information = self._row_information(X[start:stop], window)
-        # information >= 0: the running sums are non-decreasing
-        within = (torch.cumsum(information, 0) <= ADAPTIVE_CHUNK_INFORMATION).all(-1)
-        count = min(
-            max(int(within.sum()), math.ceil(start * ADAPTIVE_MIN_CHUNK_FRACTION), 1), stop - start
-        )
-        end = start + count
-        self._add_rows(
-            X[start:end],
-            Y[start:end],
-            None if tasks is None else tasks[start:end],
-            (norms[:count], diagonal[:count], log_det[:count]),
-            None,
-        )
-        return count
+        self._track_again(candidates)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -449,486 +299,23 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         return self._unit_task_variances
 
     # ------------------------------------------------------ finite candidate sets
-    def track_candidates(
-        self, points: Tensor | None, max_entries: int = MAX_CANDIDATE_ENTRIES
-    ) -> bool:
-        r"""Keep the sketch at a fixed, finite candidate set ``points`` (``N x d``) from
-        now on; ``None`` stops. Returns whether the candidates are tracked.
-
-        On a finite domain every training row is a candidate, so each redraw of the
-        dictionary (Algorithm 2) needs no kernel evaluation and no pass over the ``t``
-        rows beyond gathers: with ``K = K(D, D)`` of the candidates kept (``N x N``),
-        the count ``c_p`` of rows at candidate ``p`` and ``S_p = sum_{s: x_s = p} U^T
-        y_s``, the rebuild merges repeated dictionary points (``j`` copies with weights
-        ``w_j`` span what one column with weight ``sqrt(sum_j w_j^2)`` spans, with the
-        same Gram operator, hence the same posterior) and reads
-
-        .. math::
-            \tilde\phi_t(D) = R^\top K_{u, D}, \qquad
-            \tilde v_t = \tilde\phi_t(D) \operatorname{diag}(c) \tilde\phi_t(D)^\top, \qquad
-            \sum_s \tilde\phi_t(x_s) y_s^\top U = \tilde\phi_t(D) S,
-
-        for the ``m' <= N`` distinct dictionary points ``u`` (``R``: their ``m' x r``
-        root), then eqs. (7)-(8) at every candidate: ``O(m'^3 + g r^2 N + n^2 N)`` per
-        update instead of ``O(m^3 + m t d + g r^2 (t + N))`` (``m`` counts repeats; the
-        dictionary's ``m x m`` ``eigh`` was the floor of the plain route). The variances
-        at the training rows (the next draw's probabilities) and at a new row are read
-        off the candidates'. The numbers are the plain route's to round-off (the
-        dictionary draws, hence MT-BKB's and IT-BKB's runs, are the same; issue 14).
-
-        Only the ICM route (a single separable term, full-vector data) is tracked;
-        elsewhere, and when the candidates' ``N^2`` kernel matrix would exceed
-        ``max_entries``, or a training row is not a candidate, this returns ``False``
-        and the plain route is kept. A later row outside the candidates stops the
-        tracking (the plain route from that update on). Queries ``b x 1 x d`` at
-        candidates are answered from the kept moments (``O(b n^2)``); others take the
-        plain route.
-
-        Args:
-            points: ``N x d`` candidates (detached and copied), or ``None``.
-            max_entries: The most entries of ``K(D, D)`` kept (an int ``>= 1``).
-
-        Returns:
-            ``True`` if the candidates are tracked from now on.
-
-        Raises:
-            TypeError: If ``points`` is not a tensor or ``max_entries`` not an int.
-            ValueError: If ``points`` is not ``N x d`` with ``N >= 1`` or holds NaN /
-                inf, or ``max_entries < 1``.
-            UnsupportedError: On a conditioned or ``subset_output`` model.
-
-        Source: issue 14, items 1 and 3 (the finite-domain loop of MT-BKB / IT-BKB).
-
-        Example:
-            >>> import torch
-            >>> from gpytorch.kernels import RBFKernel
-            >>> from botorch_mtucb.models import NystromVectorValuedGP
-            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
-            >>> D = torch.linspace(0, 1, 11, dtype=torch.float64).unsqueeze(-1)
-            >>> model = NystromVectorValuedGP(D[:3], D[:3].repeat(1, 2), RBFKernel(), B, 0.1)
-            >>> model.track_candidates(D)
-            True
-            >>> _ = model.append_observations(D[5:6], D[5:6].repeat(1, 2))
-            >>> tracked = model.posterior(D.unsqueeze(-2)).mean
-            >>> model.track_candidates(None)
-            False
-            >>> torch.allclose(model.posterior(D.unsqueeze(-2)).mean, tracked)
-            True
-        """
-        if points is None:
-            self._candidates = None
-            return False
-        points = self._check_candidates(points, max_entries)
-        self._candidates = None
-        num_points = points.shape[0]
-        if not self._use_icm or num_points**2 > max_entries:
-            return False
-        points = points.detach().to(self.train_X).clone()
-        index = _match_rows(self.train_X, points)
-        if index is None:
-            return False
-        kernel = self.kernel.kernels[0]
-        with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
-            candidates = points.unsqueeze(-2)  # N x 1 x d: the layout of a posterior query
-            prior = kernel(candidates, candidates).to_dense().reshape(num_points)
-            gram = kernel(points, points).to_dense()  # N x N
-            check_kernel_values(gram, points, "points")
-            check_kernel_values(prior, points, "points")
-            counts = torch.zeros(num_points, dtype=points.dtype, device=points.device)
-            sums = points.new_zeros(num_points, self.num_tasks)  # S_p = sum U^T y_s
-            self._candidates = {
-                "points": points,
-                "max_entries": max_entries,
-                "prior": prior,
-                "gram": gram,
-                "index": index,
-                "counts": counts.index_add(0, index, torch.ones_like(index, dtype=points.dtype)),
-                "sums": sums.index_add(0, index, self._white_targets(self.train_Y, None) @ self._U),
-                "components": None,
-                "mean": None,
-            }
-            embedding = None
-            if self._root is not None:  # the current sketch at the candidates
-                D = self.train_X[self._dictionary]
-                embedding = self._root.transpose(0, 1) @ kernel(D, points).to_dense()
-            self._candidate_moments(embedding)
-        return True
-
-    @property
-    def tracks_candidates(self) -> bool:
-        """Whether ``track_candidates`` keeps the sketch at a candidate set."""
-        return getattr(self, "_candidates", None) is not None
-
-    def _candidate_index(self, X: Tensor) -> Tensor | None:
-        """The candidates equal to the rows of ``X`` (``k x d``), or ``None``."""
-        return _match_rows(X, self._candidates["points"])
-
-    def _record_candidate_rows(self, X: Tensor, Y: Tensor) -> None:
-        """Add new rows to the candidates' counts and sums, or stop tracking when one
-        of them is not a candidate."""
-        candidates = self._candidates
-        index = self._candidate_index(X)
-        if index is None:
-            self._candidates = None
-            return
-        candidates["index"] = torch.cat([candidates["index"], index])
-        candidates["counts"] = candidates["counts"].index_add(
-            0, index, torch.ones_like(index, dtype=candidates["counts"].dtype)
-        )
-        rotated = self._white_targets(Y, None) @ self._U
-        candidates["sums"] = candidates["sums"].index_add(0, index, rotated)
-
-    def _rebuild_icm_tracked(self, weights: Tensor) -> None:
-        """``_rebuild_icm`` from the kept candidates (see ``track_candidates``)."""
-        candidates = self._candidates
-        cand = candidates["index"][self._dictionary]  # the dictionary's candidates, m
-        unique, inverse = torch.unique(cand, return_inverse=True)
-        m = cand.shape[0]
-        order = torch.arange(m, device=cand.device)
-        first = torch.full((unique.shape[0],), m, device=cand.device)
-        first = first.scatter_reduce(0, inverse, order, reduce="amin")
-        merged = torch.zeros(unique.shape[0], dtype=weights.dtype, device=weights.device)
-        merged = merged.index_add(0, inverse, weights.square()).sqrt()
-        rows = candidates["gram"][unique]  # m' x N
-        gram = merged[:, None] * rows[:, unique] * merged
-        root = merged[:, None] * _pinv_root(gram)  # m' x r
-        self._root = root.new_zeros(m, root.shape[-1]).index_copy(0, first, root)
-        embedding = root.transpose(0, 1) @ rows  # r x N: phi~ at every candidate
-        v = (embedding * candidates["counts"]) @ embedding.transpose(0, 1)
-        self._finish_icm(embedding[:, candidates["index"]], v, embedding @ candidates["sums"])
-        self._candidate_moments(embedding)
-
-    def _candidate_moments(self, embedding: Tensor | None) -> None:
-        """Eq. (8) before the max (``components``, ``N x n``) and the mean (``N x n``)
-        at every candidate, from ``phi~`` there (``r x N``; ``None``: the prior)."""
-        candidates = self._candidates
-        prior = candidates["prior"]
-        if embedding is None:
-            candidates["components"] = self._xi * prior[:, None]
-            candidates["mean"] = prior.new_zeros(prior.shape[0], self.num_tasks) + self.prior_mean
-            return
-        candidates["components"] = self._component_variances(embedding, prior)
-        mean_rotated = embedding.transpose(0, 1) @ self._alpha  # eq. (7) in the eigen-basis
-        candidates["mean"] = mean_rotated @ self._U_out.transpose(0, 1) + self.prior_mean
-
-    def _candidate_mean_and_covariance(self, index: Tensor | slice) -> tuple[Tensor, Tensor]:
-        """The moments at candidates ``index`` (``b x 1 x d`` queries): ``O(b n^2)``."""
-        candidates = self._candidates
-        component = candidates["components"][index]  # b x n
-        U = self._U_out
-        covariance = (U * component.unsqueeze(-2)) @ U.transpose(0, 1)  # b x n x n
-        return candidates["mean"][index].unsqueeze(-2), covariance
-
-    def _apply(self, fn, recurse: bool = True):
-        # The candidates' tensors live outside the module's buffers: move / cast them too.
-        super()._apply(fn, recurse)
-        candidates = getattr(self, "_candidates", None)
-        if candidates is not None:
-            for key, value in candidates.items():
-                if isinstance(value, Tensor):
-                    candidates[key] = fn(value)
-        return self
 
     # ------------------------------------------------------------- dictionary
-    def _dictionary_generator(self, generator: torch.Generator | None) -> torch.Generator:
-        if generator is not None:
-            return generator
-        seeded = torch.Generator()
-        seeded.manual_seed(stream_seed(self.seed, self._num_resamplings))
-        return seeded
-
-    def _resample(self, norms: Tensor, generator: torch.Generator | None) -> None:
-        """Draw ``D_t``: row ``i`` with probability ``min(q norms_i, 1)`` (never empty)."""
-        probabilities = (self.accuracy * norms.clamp_min(0.0)).clamp_max(1.0)
-        uniform = torch.rand(
-            norms.shape[0], generator=self._dictionary_generator(generator), dtype=torch.float64
-        )
-        chosen = uniform.to(norms.device) < probabilities.to(torch.float64)
-        if not chosen.any():  # keep the most informative row: never an empty dictionary
-            chosen[int(torch.argmax(probabilities))] = True
-        self._resamplings += 1
-        self._dictionary = torch.nonzero(chosen).reshape(-1).to(norms.device)
-        # Weights 1/sqrt(p); a zero-variance row (p = 0) kept above gets weight 1: the
-        # posterior does not depend on the weights (Lemma 8), only the span matters.
-        kept = probabilities[self._dictionary]
-        self._probabilities = torch.where(kept > 0, kept, torch.ones_like(kept))
-
-    def _dictionary_columns(self) -> tuple[Tensor, Tensor, Tensor]:
-        """Scalar columns ``(x, task)`` of the dictionary and their weights ``1/sqrt(p)``."""
-        weights = self._probabilities.rsqrt()
-        X = self.train_X[self._dictionary]
-        if self._full_vector:
-            n = self.num_tasks
-            tasks = torch.arange(n, device=X.device).repeat(X.shape[0])
-            return X.repeat_interleave(n, 0), tasks, weights.repeat_interleave(n, 0)
-        return X, self.train_tasks[self._dictionary], weights
-
-    def _scalar_observations(self) -> tuple[Tensor, Tensor, Tensor]:
-        if self._full_vector:
-            n = self.num_tasks
-            tasks = torch.arange(n, device=self.train_X.device).repeat(self.train_X.shape[0])
-            return self.train_X.repeat_interleave(n, 0), tasks, self.train_Y.reshape(-1)
-        return self.train_X, self.train_tasks, self.train_Y.reshape(-1)
 
     # ---------------------------------------------------------------- sketches
-    def _rebuild(self) -> None:
-        """Embedding, ``chol(V~ + eta I)`` and weights for the current dictionary."""
-        if self._use_icm:
-            self._rebuild_icm()
-        else:
-            self._rebuild_general()
-
-    def _rebuild_icm(self) -> None:
-        kernel = self.kernel.kernels[0]
-        weights = self._probabilities.rsqrt()
-        if getattr(self, "_candidates", None) is not None:
-            self._rebuild_icm_tracked(weights)
-            return
-        D = self.train_X[self._dictionary]
-        if getattr(self, "_building", False):
-            self._rebuild_icm_merged(kernel, D, weights)
-            return
-        gram = weights[:, None] * kernel(D, D).to_dense() * weights  # K~_t, m x m
-        # phi~(x) = (K~^{1/2})^+ k~_t(x) = root^T (w * k(D, x)): root is m x r
-        self._root = weights[:, None] * _pinv_root(gram)
-        phi = self._root.transpose(0, 1) @ kernel(D, self.train_X).to_dense()  # r x t
-        self._finish_icm(phi)
-
-    def _rebuild_icm_merged(self, kernel: Kernel, D: Tensor, weights: Tensor) -> None:
-        """``_rebuild_icm`` with repeated dictionary rows merged (an adaptive build on a
-        finite domain draws the same point many times): ``j`` copies with weights
-        ``w_j`` span what one column with weight ``sqrt(sum_j w_j^2)`` spans, with the
-        same Gram operator ``sum_j w_j^2 k(x, .) k(x, .)^T``, hence the same nonzero
-        eigenvalues and posterior (to round-off). The root keeps one row per
-        dictionary row (zeros for the later copies), so the posterior code is unchanged."""
-        unique, inverse = torch.unique(D, dim=0, return_inverse=True)
-        if unique.shape[0] == D.shape[0]:
-            first = torch.arange(D.shape[0], device=D.device)
-            merged = weights
-        else:
-            order = torch.arange(D.shape[0], device=D.device)
-            first = torch.full((unique.shape[0],), D.shape[0], device=D.device)
-            first = first.scatter_reduce(0, inverse, order, reduce="amin")
-            merged = torch.zeros(unique.shape[0], dtype=weights.dtype, device=weights.device)
-            merged = merged.index_add(0, inverse, weights.square()).sqrt()
-        rows = D[first]
-        gram = merged[:, None] * kernel(rows, rows).to_dense() * merged
-        root = merged[:, None] * _pinv_root(gram)  # m' x r
-        self._root = root.new_zeros(D.shape[0], root.shape[-1]).index_copy(0, first, root)
-        self._finish_icm(root.transpose(0, 1) @ kernel(rows, self.train_X).to_dense())
-
-    def _finish_icm(
-        self, phi: Tensor, v: Tensor | None = None, rotated: Tensor | None = None
-    ) -> None:
-        """``chol(xi_g v~ + eta I)`` per group and the weights, from ``phi~`` at the rows
-        (``v~_t`` and ``sum_s phi~(x_s) y_s^T U``: computed from ``phi`` unless given)."""
-        self._train_embedding = phi
-        if v is None:
-            v = phi @ phi.transpose(0, 1)  # v~_t, r x r
-        eye = torch.eye(v.shape[0], dtype=v.dtype, device=v.device)
-        self._chol = cholesky_factor(
-            self._group_xi[:, None, None] * v + self.regularization * eye, self.regularization
-        )  # g x r x r
-        if rotated is None:  # r x n: sum_s (y_s^T u_i) phi~(x_s), y_s whitened
-            rotated = phi @ (self._white_targets(self.train_Y, None) @ self._U)
-        chol = self._chol[self._group_of]  # n x r x r
-        alpha = torch.cholesky_solve(rotated.transpose(0, 1).unsqueeze(-1), chol)
-        self._alpha = alpha.squeeze(-1).transpose(0, 1) * self._xi  # r x n, eq. (7)
-
-    def _full_vector_covariance(self, X1: Tensor, X2: Tensor) -> Tensor:
-        """``Gamma(X1_a, X2_b)[i, j]`` as ``(q1 n) x (q2 n)`` (row ``a n + i``): the
-        ``observation_covariance`` of every task at every row, with each data kernel
-        evaluated once per pair of rows instead of ``n^2`` times."""
-        n = self.num_tasks
-        return self.kernel.full_covariance(X1, X2).reshape(X1.shape[0] * n, X2.shape[0] * n)
-
-    def _rebuild_general(self) -> None:
-        D_X, D_tasks, weights = self._dictionary_columns()
-        fast = getattr(self, "_building", False) and self._full_vector
-        if fast:
-            D = self.train_X[self._dictionary]
-            gram = self._full_vector_covariance(D, D)
-        else:
-            gram = self.kernel.observation_covariance(D_X, D_tasks, D_X, D_tasks)
-        gram = weights[:, None] * gram * weights  # G~_t, J x J
-        self._root = weights[:, None] * _pinv_root(gram)  # J x r
-        obs_X, obs_tasks, obs_y = self._scalar_observations()
-        if fast:
-            cross = self._full_vector_covariance(D, self.train_X)  # J x M
-        else:
-            cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x M
-        Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
-        self._train_embedding = Z
-        # The whitened observations S^{-1} (y - c) and their embedding Z S^{-1}: the
-        # sketch of g (one noise level eta), whose span is that of f's dictionary.
-        white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
-        if self._noise_scale is not None:
-            Z = Z / self._noise_scale[obs_tasks]
-        eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
-        self._chol = cholesky_factor(
-            Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
-        )
-        self._alpha = torch.cholesky_solve((Z @ white_y).unsqueeze(-1), self._chol).squeeze(-1)
 
     # ------------------------------------------------------- variances at rows
-    def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
-        """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""
-        r = phi.shape[0]
-        flat = phi.reshape(r, -1)
-        solved = torch.linalg.solve_triangular(
-            self._chol, flat.expand(self._chol.shape[0], r, flat.shape[-1]), upper=False
-        )  # g x r x P
-        quad = solved.square().sum(-2)[self._group_of]  # n x P
-        residual = prior.reshape(-1) - flat.square().sum(0)  # P
-        components = self._xi[:, None] * (residual + self.regularization * quad)  # n x P
-        return components.transpose(0, 1).reshape(*phi.shape[1:], -1)
-
-    def _row_statistics(self, X: Tensor, tasks: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-        """At rows ``X`` (``k x d``): norms ``||Gamma~(x, x)||`` (or ``Gamma~_ii``),
-        the diagonal ``k x n`` and ``log det(I + block / eta)`` (``k``)."""
-        norms, diagonal, log_det, _ = self._row_information(X, tasks)
-        return norms, diagonal, log_det
-
-    def _row_information(
-        self, X: Tensor, tasks: Tensor | None
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """``_row_statistics`` and the information of each row, ``k x h``: on the ICM
-        route ``log(1 + c_i / eta)`` of each eigen-direction ``u_i`` of ``B`` (``h =
-        n``; independent scalar problems, the ``log_det`` is their sum), otherwise the
-        ``log_det`` itself (``h = 1``)."""
-        eta = self.regularization
-        candidates = getattr(self, "_candidates", None)
-        index = None if candidates is None else self._candidate_index(X)
-        if index is not None:  # rows among the candidates: their variances are kept
-            components = candidates["components"][index].clamp_min(0.0)
-            diagonal = components @ self._U_out.square().transpose(0, 1)
-            information = torch.log1p(components / eta)
-            return components.amax(-1), diagonal, information.sum(-1), information
-        if self._use_icm:
-            prior = self.kernel.kernels[0](X, X, diag=True)  # k
-            if self._root is None:
-                components = self._xi * prior[:, None]  # k x n
-            else:
-                phi = (
-                    self._root.transpose(0, 1)
-                    @ self.kernel.kernels[0](self.train_X[self._dictionary], X).to_dense()
-                )
-                components = self._component_variances(phi, prior)
-            components = components.clamp_min(0.0)
-            diagonal = components @ self._U_out.square().transpose(0, 1)
-            information = torch.log1p(components / eta)
-            return components.amax(-1), diagonal, information.sum(-1), information
-        blocks = self._blocks(X.unsqueeze(-2))[:, 0]  # k x n x n
-        diagonal = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
-        white = self._white_blocks(blocks)  # of g: the draws and the information use them
-        if self._full_vector:
-            eigenvalues = torch.linalg.eigvalsh(white).clamp_min(0.0)
-            log_det = torch.log1p(eigenvalues / eta).sum(-1)
-            return eigenvalues[:, -1], diagonal, log_det, log_det.unsqueeze(-1)
-        own = white.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
-        own = own.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
-        log_det = torch.log1p(own / eta)
-        return own, diagonal, log_det, log_det.unsqueeze(-1)
-
-    def _white_blocks(self, blocks: Tensor) -> Tensor:
-        """``S^{-1} Gamma~ S^{-1}``: posterior blocks (``... x n x n``) of the whitened
-        function, whose norms Algorithm 2 draws with and whose log-dets enter Theorem 3."""
-        scale = self._noise_scale
-        return blocks if scale is None else blocks / (scale[:, None] * scale)
-
-    def _blocks(self, X: Tensor) -> Tensor:
-        """General route: per-point ``n x n`` posterior blocks at ``X`` (``k x 1 x d``)."""
-        _, covariance = self._general_mean_and_covariance(X)
-        return covariance.reshape(X.shape[0], 1, self.num_tasks, self.num_tasks)
-
-    def _refresh_row_statistics(self) -> None:
-        """Variances at every training row under the current sketch (for the next draw)."""
-        candidates = getattr(self, "_candidates", None)
-        if candidates is not None:  # the candidates' variances, read at the rows
-            components = candidates["components"].clamp_min(0.0)  # N x n
-            index = candidates["index"]
-            self._unit_norms = components.amax(-1)[index]
-            self._unit_task_variances = (components @ self._U_out.square().transpose(0, 1))[index]
-            return
-        if self._use_icm:
-            prior = self.kernel.kernels[0](self.train_X, self.train_X, diag=True)
-            components = self._component_variances(self._train_embedding, prior).clamp_min(0.0)
-            self._unit_norms = components.amax(-1)
-            self._unit_task_variances = components @ self._U_out.square().transpose(0, 1)
-            return
-        if getattr(self, "_building", False) and self._full_vector:
-            # the embedding of every task at every row is the rebuild's Z: blocks
-            # Gamma(x, x) - Phi~^T Phi~ + eta Phi~^T (V~ + eta I)^{-1} Phi~ from it
-            n, Z = self.num_tasks, self._train_embedding  # r x (t n)
-            solved = torch.linalg.solve_triangular(self._chol, Z, upper=False)
-            Z, solved = Z.reshape(Z.shape[0], -1, n), solved.reshape(Z.shape[0], -1, n)
-            blocks = (
-                self.kernel.diagonal_blocks(self.train_X)
-                - torch.einsum("rsa,rsb->sab", Z, Z)
-                + self.regularization * torch.einsum("rsa,rsb->sab", solved, solved)
-            )
-            self._unit_task_variances = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
-            white = self._white_blocks(blocks)
-            self._unit_norms = torch.linalg.eigvalsh(white).clamp_min(0.0)[:, -1]
-            return
-        norms, diagonal, _ = self._row_statistics(self.train_X, self.train_tasks)
-        self._unit_norms, self._unit_task_variances = norms, diagonal
 
     # ------------------------------------------------------------------ posterior
     def _mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """Mean ``batch x q x n`` and covariance ``batch x (q n) x (q n)`` (interleaved)."""
-        candidates = getattr(self, "_candidates", None)
-        if candidates is not None:
-            index = match_candidates(X, candidates["points"])
-            if index is not None:
-                return self._candidate_mean_and_covariance(index)
+        candidates = self._candidates
+        index = None if candidates is None else candidates.locate(X)
+        if index is not None:
+            return candidates.sketch_moments(index, self._U_out)
         if self._use_icm:
             return self._icm_mean_and_covariance(X)
         return self._general_mean_and_covariance(X)
-
-    def _icm_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        kernel = self.kernel.kernels[0]
-        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
-        prior_k = kernel(X, X).to_dense()  # b x q x q
-        xi, U = self._xi, self._U
-        if self._root is None:
-            mean_rotated = X.new_zeros(*batch, q, n)
-            component = xi[:, None, None] * prior_k.unsqueeze(-3)
-        else:
-            D = self.train_X[self._dictionary]
-            phi = kernel(X, D.expand(*batch, *D.shape)).to_dense() @ self._root  # b x q x r
-            mean_rotated = phi @ self._alpha  # eq. (7) in the eigen-basis
-            r = phi.shape[-1]
-            columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q)
-            solved = torch.linalg.solve_triangular(
-                self._chol, columns.expand(self._chol.shape[0], r, -1), upper=False
-            ).reshape(self._chol.shape[0], r, -1, q)  # g x r x B x q
-            quad = torch.einsum("grba,grbc->bgac", solved, solved)[:, self._group_of]
-            quad = quad.reshape(*batch, n, q, q)
-            residual = prior_k - phi @ phi.transpose(-1, -2)  # k(x, x') - phi~^T phi~
-            # eq. (8) before the max, for every pair of points
-            component = xi[:, None, None] * (residual.unsqueeze(-3) + self.regularization * quad)
-        U = self._U_out  # f - c = S g
-        mean = mean_rotated @ U.transpose(0, 1) + self.prior_mean
-        covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
-        return mean, covariance.reshape(*batch, q * n, q * n)
-
-    def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
-        prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
-        if self._root is None:
-            return X.new_zeros(*batch, q, n) + self.prior_mean, prior
-        D_X, D_tasks, _ = self._dictionary_columns()
-        cross = self.kernel.task_block_covariance(X, D_X, D_tasks)  # b x q x n x J
-        phi = (cross @ self._root).reshape(*batch, q * n, -1)  # Phi~_t(x)^T rows
-        mean = (phi @ self._alpha).reshape(*batch, q, n) + self.prior_mean
-        r = phi.shape[-1]
-        columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q n)
-        solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
-        solved = solved.reshape(r, -1, q * n)
-        quad = torch.einsum("rbi,rbj->bij", solved, solved).reshape(*batch, q * n, q * n)
-        covariance = prior - phi @ phi.transpose(-1, -2) + self.regularization * quad
-        return mean, covariance
 
     def condition_on_observations(
         self,
@@ -945,8 +332,9 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         Two updates (``resample_dictionary``):
 
         * ``True`` (the default for unbatched rows of the model's kind with the model's
-          noise, ``eta`` or each task's ``lambda_i``): MT-BKB's update of Algorithm 2 on a copy (``append_observations``:
-          the dictionary is redrawn with the current variances, the sketch rebuilt).
+          noise, ``eta`` or each task's ``lambda_i``): MT-BKB's update of Algorithm 2 on
+          a copy (``append_observations``: the dictionary is redrawn with the current
+          variances, the sketch rebuilt).
         * ``False`` (the default otherwise: batched ``X`` / ``Y`` such as BoTorch's
           fantasies, other ``noise`` variances, rows of the other kind): the
           dictionary is kept and the sketched posterior ``(mu~_t, Gamma~_t)``, a
@@ -982,7 +370,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             >>> model.condition_on_observations(X[:1], X[:1].repeat(1, 2)).num_resamplings
             7
             >>> batched = model.condition_on_observations(  # 3 batches, dictionary kept
-            ...     torch.rand(3, 2, 1, dtype=torch.float64), torch.rand(3, 2, 2, dtype=torch.float64)
+            ...     torch.rand(3, 2, 1, dtype=torch.float64),
+            ...     torch.rand(3, 2, 2, dtype=torch.float64),
             ... )
             >>> batched.batch_shape, batched.num_resamplings
             (torch.Size([3]), 6)
@@ -1047,6 +436,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         with torch.no_grad():
             self._check_new_rows(X, name)
             self._add_rows(X, Y, tasks, self._row_statistics(X, tasks), generator)
+            self._refit_conditioning()
         return self
 
     def _add_rows(
@@ -1060,7 +450,7 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         """Add checked rows with their ``_row_statistics`` under the current sketch,
         redraw the dictionary from every row's variances and rebuild the sketch."""
         norms, diagonal, log_det = statistics
-        if getattr(self, "_candidates", None) is not None:
+        if self._candidates is not None:
             self._record_candidate_rows(X, Y)
         self._log_det_sum = self._log_det_sum + log_det.sum()
         self.train_X = torch.cat([self.train_X, X])
@@ -1081,7 +471,8 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
         a time (with the corners), so that a large chunk costs linear time. Skipped
         when the candidates are tracked and ``X`` is among them: every row is then a
         candidate, and ``track_candidates`` checked the kernel on every pair of them."""
-        if getattr(self, "_candidates", None) is not None and self._candidate_index(X) is not None:
+        candidates = self._candidates
+        if candidates is not None and candidates.locate_rows(X) is not None:
             return
         rows = torch.cat([self.train_X, X])
         corners = torch.cat([rows.amin(0, keepdim=True), rows.amax(0, keepdim=True)])
@@ -1089,31 +480,3 @@ class NystromVectorValuedGP(FixedKernelMultiTaskModel):
             probe = torch.cat([block, corners])
             for kernel in self.kernel.kernels:
                 check_kernel_values(kernel(probe, probe).to_dense(), X, name)
-
-
-def _match_rows(X: Tensor, points: Tensor) -> Tensor | None:
-    """The first candidate (row of ``points``, ``N x d``) equal to each row of ``X``
-    (``k x d``), ``k`` (long), or ``None`` if a row is not a candidate:
-    ``match_candidates`` on blocks of rows, so that its comparison budget
-    (``MAX_MATCH_COMPARISONS``) is not exceeded whatever ``k``."""
-    block = max(1, MAX_MATCH_COMPARISONS // max(points.numel(), 1))
-    found = []
-    for rows in X.split(block):
-        index = match_candidates(rows.unsqueeze(-2), points)
-        if index is None:
-            return None
-        if isinstance(index, slice):
-            index = torch.arange(rows.shape[0], device=points.device)
-        found.append(index)
-    if not found:
-        return torch.zeros(0, dtype=torch.long, device=points.device)
-    return torch.cat(found)
-
-
-def _check_chunk_size(chunk_size: int | str) -> int | str:
-    """``"adaptive"`` or an int ``>= 1`` (the constructor's ``chunk_size``)."""
-    if isinstance(chunk_size, str):
-        if chunk_size != "adaptive":
-            raise ValueError(f"chunk_size must be an int >= 1 or 'adaptive', got {chunk_size!r}")
-        return chunk_size
-    return as_int(chunk_size, "chunk_size", 1)

@@ -40,7 +40,7 @@ def per_task_values(
             a value ``<= 0``.
 
     Example:
-        >>> from botorch_mtucb.models.base import per_task_values
+        >>> from botorch_mtucb.models.task_noise import per_task_values
         >>> per_task_values(0.1, 2, "noise_variances", positive=True)
         tensor([0.1000, 0.1000], dtype=torch.float64)
         >>> per_task_values([1.0, -2.0], 2, "prior_mean", positive=False)
@@ -72,7 +72,7 @@ def task_noise_variances(
         ValueError: If both are given, or a variance is not finite and ``> 0``.
 
     Example:
-        >>> from botorch_mtucb.models.base import task_noise_variances
+        >>> from botorch_mtucb.models.task_noise import task_noise_variances
         >>> task_noise_variances(None, [0.2, 0.05], 2)
         (tensor([0.2000, 0.0500], dtype=torch.float64), 0.05)
     """

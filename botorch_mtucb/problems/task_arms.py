@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from botorch_mtucb.utils.domains import FiniteDomain, find_arm
+from botorch_mtucb.utils.domains import FiniteDomain, find_rows
 
 
 class MultiTaskArmProblem:
@@ -108,7 +108,10 @@ class MultiTaskArmProblem:
             ValueError: If ``x`` is not one of the arms of ``task``.
         """
         task = self._check_task(task)
-        return float(self.values[task][find_arm(self.arms[task], x)])
+        index = find_rows(self.arms[task], x.reshape(-1))
+        if index is None:
+            raise ValueError(f"x is not one of the arms of task {task}")
+        return float(self.values[task][index[0]])
 
     def observe(self, task: int, x: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """A noisy observation ``f_i(x) + noise_std * N(0, 1)`` (a 1-element tensor)."""

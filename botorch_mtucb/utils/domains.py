@@ -215,22 +215,54 @@ def improvement_tolerance(value: Tensor) -> float:
     return scale * max(1.0, abs(float(value)))
 
 
-def find_arm(arms: Tensor, x: Tensor) -> int:
-    """Index of the first row of ``arms`` (``A x d``) equal to ``x`` (``d``).
+MAX_MATCH_COMPARISONS = 2**22  # entries compared at once by find_rows (32 MiB of booleans)
+
+
+def find_rows(points: Tensor, X: Tensor) -> Tensor | None:
+    """Where the rows of ``X`` are in the finite set ``points``: for each row, the index
+    of the first equal row of ``points``; ``None`` if some row is not among them.
+
+    The one lookup of a point in a finite set (a domain's points, a task's arms, the
+    candidates a model tracks). ``X`` is cast to ``points``' dtype and device; rows are
+    compared exactly, at most ``MAX_MATCH_COMPARISONS`` entries at a time. ``X`` equal
+    to ``points`` is recognized at once and gives ``0, ..., N - 1`` (each row its own
+    index, also where ``points`` repeats a row).
+
+    Args:
+        points: ``N x d``.
+        X: ``k x d`` rows, or one point of ``d`` entries (then ``k = 1``).
+
+    Returns:
+        ``k`` indices (long, on ``points``' device) into ``points``, or ``None``.
 
     Raises:
-        ValueError: If ``x`` has another size than ``d`` or is not one of the arms.
+        ValueError: If ``points`` is not ``N x d`` or ``X`` does not have ``d`` columns.
 
     Example:
         >>> import torch
-        >>> from botorch_mtucb.utils.domains import find_arm
-        >>> find_arm(torch.tensor([[0.0, 1.0], [2.0, 3.0]]), torch.tensor([2.0, 3.0]))
-        1
+        >>> from botorch_mtucb.utils.domains import find_rows
+        >>> arms = torch.tensor([[0.0, 1.0], [2.0, 3.0], [2.0, 3.0]])
+        >>> find_rows(arms, torch.tensor([[2.0, 3.0], [0.0, 1.0]]))
+        tensor([1, 0])
+        >>> find_rows(arms, torch.tensor([2.0, 3.5])) is None
+        True
     """
-    x = x.reshape(-1).to(arms)
-    if x.shape[0] != arms.shape[-1]:
-        raise ValueError(f"x must have {arms.shape[-1]} entries, got {x.shape[0]}")
-    matches = (arms == x).all(-1).nonzero()
-    if matches.numel() == 0:
-        raise ValueError("x is not one of the arms of this task")
-    return int(matches[0, 0])
+    if not isinstance(points, Tensor) or points.dim() != 2:
+        raise ValueError("points must be an N x d tensor")
+    d = points.shape[-1]
+    if not isinstance(X, Tensor) or X.dim() > 2 or X.shape[-1] != d or (X.dim() == 1 and d == 0):
+        shape = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
+        raise ValueError(f"X must be k x {d} (or one point of {d} entries), got {shape}")
+    rows = X.reshape(-1, d).to(dtype=points.dtype, device=points.device)
+    if rows.shape == points.shape and torch.equal(rows, points):
+        return torch.arange(rows.shape[0], device=points.device)
+    block = max(1, MAX_MATCH_COMPARISONS // max(points.numel(), 1))
+    found = []
+    for part in rows.split(block):
+        equal = (part.unsqueeze(-2) == points).all(-1)  # k x N
+        if not bool(equal.any(-1).all()):
+            return None
+        found.append(equal.to(torch.int8).argmax(-1))
+    if not found:
+        return torch.zeros(0, dtype=torch.long, device=points.device)
+    return torch.cat(found)

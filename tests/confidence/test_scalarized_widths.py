@@ -28,7 +28,6 @@ from botorch_mtucb.confidence import (
 from botorch_mtucb.models import (
     NystromVectorValuedGP,
     VectorValuedGP,
-    vector_valued_gp_from_model,
 )
 from botorch_mtucb.utils.linalg import CholeskyJitterWarning
 
@@ -223,7 +222,7 @@ def test_one_noise_level_gives_theorem_2_of_the_converted_model(name):
     """With one noise variance eta the BoTorch route is Theorem 2 with that eta: the same
     width as the VectorValuedGP converted from the model."""
     model = build_botorch_case(name, equal_noise=True).model
-    converted = vector_valued_gp_from_model(model)
+    converted = VectorValuedGP.from_model(model)
     for sigma in (None, 0.2):
         ours = mt_kb_width(model, 1.5, sigma, 0.1)
         theirs = mt_kb_width(converted, 1.5, sigma, 0.1)

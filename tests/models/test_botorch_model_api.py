@@ -5,9 +5,6 @@ noise variance per scalar observation."""
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 import torch
@@ -445,18 +442,59 @@ def test_conditioning_bad_input_and_unsupported_calls():
     assert moved._conditioning is not None
     moved.posterior(_rand(2, 2)).mean.sum().backward()
     assert x.grad is not None and x.grad.abs().sum() > 0
+    subset = model.subset_output([0, 2])
     for call in (
-        conditioned.information_gain,
-        lambda: conditioned.append_observations(X[0], torch.zeros(1, 3, dtype=F64)),
+        subset.information_gain,
+        lambda: subset.append_observations(X[0], torch.zeros(1, 3, dtype=F64)),
+        lambda: subset.track_candidates(X[0]),
     ):
-        with pytest.raises(UnsupportedError, match="conditioned"):
+        with pytest.raises(UnsupportedError, match="subset_output"):
             call()
 
 
-def test_from_model_delegates_to_the_conversion_module(monkeypatch):
-    calls = []
-    fake = types.ModuleType("botorch_mtucb.models.conversion")
-    fake.vector_valued_gp_from_model = lambda model: calls.append(model) or "converted"
-    monkeypatch.setitem(sys.modules, "botorch_mtucb.models.conversion", fake)
-    sentinel = object()
-    assert VectorValuedGP.from_model(sentinel) == "converted" and calls == [sentinel]
+def _information_gain(oracle, obs_X, obs_tasks, obs_y, obs_noise):
+    """``1/2 log det(I + S^{-1/2} G S^{-1/2})`` of scalar observations with noise ``S``."""
+    G = oracle.observation_gram(obs_X, obs_tasks, obs_X, obs_tasks)
+    root = 1.0 / np.sqrt(obs_noise)
+    return 0.5 * np.linalg.slogdet(np.eye(len(obs_y)) + root[:, None] * G * root)[1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ("icm", "sum"))
+def test_a_conditioned_model_keeps_append_information_gain_and_tracking(name, kind):
+    """Either route of condition_on_observations gives a model with the same abilities:
+    rows appended to a conditioned model join its own data (still conditioned on the
+    batched observations), its information gain adds theirs (the chain rule), and it
+    tracks candidates; all against the dense posterior of every observation."""
+    case = build_case(name, F64, task_indexed=kind == "indexed")
+    model = case.build()
+    X_c, Y_c = _rand(2, 2, 2, seed=1), _randn(2, 2, NUM_TASKS, seed=2)
+    noise_c = 0.02 + 0.2 * _rand(2, 2, NUM_TASKS, seed=3)
+    conditioned = model.condition_on_observations(X_c, Y_c, noise=noise_c)
+    candidates = _rand(5, 2, seed=4)
+    assert conditioned.track_candidates(candidates) and conditioned.tracks_candidates
+    if kind == "full":
+        X_a, Y_a, tasks_a = candidates[[1, 3]], _randn(2, NUM_TASKS, seed=5), None
+    else:
+        X_a, Y_a, tasks_a = candidates[[1, 3]], _randn(2, 1, seed=5), torch.tensor([2, 0])
+    assert conditioned.append_observations(X_a, Y_a, train_tasks=tasks_a) is conditioned
+    assert conditioned.batch_shape == (2,) and conditioned.num_observations == (
+        model.num_observations + Y_a.numel()
+    )
+    test_X = {"plain": _rand(3, 2, seed=6), "tracked": candidates[:, None, None, :]}
+    appended = scalar_rows(_np(X_a), _np(Y_a), None if tasks_a is None else tasks_a.numpy())
+    own = joined(core_rows(case), appended)
+    gain = conditioned.information_gain()
+    assert gain.shape == (2,)
+    for b in range(2):
+        rows = scalar_rows(_np(X_c[b]), _np(Y_c[b]), noise=_np(noise_c[b]))
+        everything = joined(own, rows)
+        posterior = conditioned.posterior(test_X["plain"])
+        assert_matches(posterior, (b,), case, everything, test_X["plain"])
+        for p in range(5):  # b x 1 x d queries at the candidates
+            posterior = conditioned.posterior(test_X["tracked"][p])
+            assert_matches(posterior, (b,), case, everything, test_X["tracked"][p][0])
+        np.testing.assert_allclose(float(gain[b]), _information_gain(case.oracle, *everything))
+    np.testing.assert_allclose(
+        float(model.information_gain()), _information_gain(case.oracle, *core_rows(case))
+    )

@@ -1,6 +1,7 @@
-"""The incremental posterior at a fixed candidate set (``VectorValuedGP.track_candidates``,
-issue 14, item 1) against the plain posterior (solved from scratch) and the dense NumPy
-formula, over several appends, on every kernel case and both kinds of data."""
+"""The posterior kept at a finite candidate set (``CandidatePosterior``, attached by
+``VectorValuedGP.track_candidates``) against the plain posterior (solved from scratch) and
+the dense NumPy formula, over several appends, on every kernel case and both kinds of
+data; the arms of each task (paper 001, eqs. 3-4) against the dense formula."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 import torch
 from botorch.exceptions.errors import UnsupportedError
 from cases import CASES, ICM_CASES, NUM_TASKS, build_case, tolerances
-from gpytorch.kernels import RBFKernel
+from gpytorch.kernels import LinearKernel, RBFKernel
 
-from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
-from botorch_mtucb.models.candidate_posterior import CandidateSolves, match_candidates
-from botorch_mtucb.utils import GrowingCholesky
+from botorch_mtucb.kernels import UniformSimilarityTaskKernel
+from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.candidate_posterior import CandidateSolves
+from botorch_mtucb.utils import FiniteDomain, GrowingCholesky
 
 
 def _moments(model, X):
@@ -157,27 +159,19 @@ def test_copies_casts_and_conditioning_keep_the_tracked_posterior():
         candidates[:, None, None, :],
         torch.float64,
     )
+    # a conditioned model tracks its own data; its posteriors stay the conditioned ones
+    assert batched.track_candidates(candidates) and batched.tracks_candidates
+    _assert_same(
+        batched,
+        plain.condition_on_observations(fantasy_X, fantasy_Y),
+        candidates[:, None, None, :],
+        torch.float64,
+    )
     single = model.to(torch.float32)  # the tracked sums are cast with the model
-    assert single.tracks_candidates and single._candidates["mean"].dtype == torch.float32
+    assert single.tracks_candidates and single.candidates.mean.dtype == torch.float32
     _assert_same(single, plain.to(torch.float32), candidates.float().unsqueeze(-2), torch.float32)
     with pytest.raises(UnsupportedError, match="track_candidates"):
-        batched.track_candidates(candidates)
-
-
-def test_bad_arguments():
-    model = build_case("icm", torch.float64).build()
-    with pytest.raises(TypeError, match="points"):
-        model.track_candidates([[0.0, 0.0]])
-    with pytest.raises(ValueError, match="points"):
-        model.track_candidates(torch.zeros(3, 1, dtype=torch.float64))
-    with pytest.raises(ValueError, match="points"):
-        model.track_candidates(torch.zeros(0, 2, dtype=torch.float64))
-    with pytest.raises(ValueError, match="NaN"):
-        model.track_candidates(torch.full((2, 2), float("nan"), dtype=torch.float64))
-    with pytest.raises(TypeError, match="max_entries"):
-        model.track_candidates(torch.zeros(2, 2, dtype=torch.float64), max_entries=1.5)
-    with pytest.raises(ValueError, match="max_entries"):
-        model.track_candidates(torch.zeros(2, 2, dtype=torch.float64), max_entries=0)
+        model.subset_output([0]).track_candidates(candidates)
 
 
 def test_candidate_solves_extend_equals_a_full_triangular_solve(dtype):
@@ -198,16 +192,19 @@ def test_candidate_solves_extend_equals_a_full_triangular_solve(dtype):
         CandidateSolves(C, capacity=2)
 
 
-def test_match_candidates():
+def test_queries_located_among_the_candidates():
     points = torch.tensor([[0.0, 1.0], [0.5, 0.5], [0.0, 1.0]], dtype=torch.float64)
-    assert match_candidates(points.unsqueeze(-2), points) == slice(None)
-    index = match_candidates(points[[2, 1]].unsqueeze(-2), points)
-    assert index.tolist() == [0, 1]  # the first equal candidate
-    assert match_candidates(points.unsqueeze(0), points) is None  # q = 3
-    assert match_candidates(points.float().unsqueeze(-2), points) is None  # another dtype
-    assert match_candidates(torch.tensor([[[0.0, 0.9]]], dtype=torch.float64), points) is None
+    model = VectorValuedGP(points[:0], points[:0], RBFKernel(), torch.eye(2), 0.1)
+    assert model.track_candidates(FiniteDomain(points))  # a domain or its points
+    candidates = model.candidates
+    assert candidates.locate(points.unsqueeze(-2)).tolist() == [0, 1, 2]  # the set itself
+    assert candidates.locate(points[[2, 1]].unsqueeze(-2)).tolist() == [0, 1]  # the first equal
+    assert candidates.locate(points.unsqueeze(0)) is None  # q = 3
+    assert candidates.locate(points.float().unsqueeze(-2)) is None  # another dtype
+    assert candidates.locate(torch.tensor([[[0.0, 0.9]]], dtype=torch.float64)) is None
     wanting_grad = points.clone().requires_grad_(True).unsqueeze(-2)
-    assert match_candidates(wanting_grad, points) is None
+    assert candidates.locate(wanting_grad) is None
+    assert candidates.locate_rows(points[[1, 2]]).tolist() == [1, 0]
 
 
 def test_eigen_route_factors_are_those_of_the_stacked_matrices(dtype):
@@ -223,24 +220,129 @@ def test_eigen_route_factors_are_those_of_the_stacked_matrices(dtype):
     assert torch.equal(model._factor.factor, GrowingCholesky(stacked).factor)
 
 
-def test_the_memory_cap_is_checked_before_anything_is_computed(monkeypatch):
-    model = build_case("icm", torch.float64).build()
-
-    def fail(*args):
-        raise AssertionError("V was computed although it exceeds max_entries")
-
-    monkeypatch.setattr(model, "_icm_columns", fail)
-    points = torch.rand(50, 2, dtype=torch.float64)
-    assert not model.track_candidates(points, max_entries=1000)  # 3 x 37 x 50 > 1000
-    with pytest.raises(AssertionError, match="V was computed"):
-        model.track_candidates(points)
+# ------------------------------------------------ the arms of each task (paper 001)
+def _arm_kernel(kind, dtype):
+    kernel = (LinearKernel() if kind == "linear" else RBFKernel()).to(dtype)
+    if kind == "linear":
+        kernel.initialize(variance=1.0)
+    return kernel
 
 
-def test_half_precision_candidates_are_refused():
-    X = torch.rand(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    Y = torch.sin(X)
-    B = torch.eye(2, dtype=torch.float64)
-    for model in (VectorValuedGP(X, Y, RBFKernel(), B, 0.1),
-                  NystromVectorValuedGP(X, Y, RBFKernel(), B, 0.1)):  # fmt: skip
-        with pytest.raises(TypeError, match="points must be float32 or float64"):
-            model.track_candidates(torch.rand(3, 2).half())
+def _task_indexed_model(kernel, task_covariance, lam, dtype, d):
+    empty = torch.zeros(0, d, dtype=dtype)
+    tasks = torch.zeros(0, dtype=torch.long)
+    return VectorValuedGP(empty, empty[:, :1], kernel, task_covariance, lam, train_tasks=tasks)
+
+
+def _observe(model, arms, task, arm, y):
+    x = arms[task][arm : arm + 1]
+    Y = torch.tensor([[y]], dtype=x.dtype)
+    model.append_observations(x, Y, train_tasks=torch.tensor([task]))
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+@pytest.mark.parametrize("shared", [False, True])
+def test_task_arms_match_the_dense_posterior(dtype, kind, shared):
+    torch.manual_seed(0)
+    N, b = 3, 2.0
+    if shared:
+        arms = [torch.randn(15, 3, dtype=dtype)] * N
+    else:
+        arms = [torch.randn(10 + 4 * i, 3, dtype=dtype) for i in range(N)]
+    kernel = _arm_kernel(kind, dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, b).covar_matrix.detach().to(dtype)
+    lam = (N + b) / (N + b * N)
+    model = _task_indexed_model(kernel, Kt, lam, dtype, 3)
+    assert model.track_candidates([FiniteDomain(a) for a in arms])
+    points, tasks, ys = [], [], []
+    for s in range(20):
+        i = s % N
+        j = int(torch.randint(arms[i].shape[0], (1,)))
+        y = float(torch.randn(()))
+        _observe(model, arms, i, j, y)
+        points.append(arms[i][j])
+        tasks.append(i)
+        ys.append(y)
+    Xo = torch.stack(points).double()
+    T = np.array(tasks)
+    kx = lambda a, c: kernel.double()(a, c).to_dense().detach().numpy()  # noqa: E731
+    K = Kt.double().numpy()[np.ix_(T, T)] * kx(Xo, Xo)
+    A = np.linalg.inv(K + lam * np.eye(len(T)))
+    tol = 2e-3 if dtype == torch.float32 else 1e-9
+    for i in range(N):
+        Xa = arms[i].double()
+        k = Kt.double().numpy()[T, i][:, None] * kx(Xo, Xa)
+        mean = k.T @ A @ np.array(ys)
+        var = Kt[i, i].item() * np.diag(kx(Xa, Xa)) - np.einsum("tq,ts,sq->q", k, A, k)
+        tracked_mean, tracked_variance = model.candidates.task_moments(i)
+        np.testing.assert_allclose(tracked_mean.double().numpy(), mean, atol=tol)
+        np.testing.assert_allclose(tracked_variance.double().numpy(), np.maximum(var, 0), atol=tol)
+    gain = 0.5 * np.linalg.slogdet(np.eye(len(T)) + K / lam)[1]
+    assert model.candidates.information_gain is not None  # kept by the chain rule
+    assert float(model.information_gain()) == pytest.approx(
+        gain, rel=1e-3 if dtype == torch.float32 else 1e-9
+    )
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+def test_task_arm_factor_is_the_dense_cholesky_of_the_observations(dtype, kind):
+    # The model's GrowingCholesky, bordered one row per observation from the kept
+    # variances (past the buffer's first growth), is chol(K_t + lambda I).
+    torch.manual_seed(2)
+    N, lam = 2, 0.5
+    arms = [torch.randn(12, 3, dtype=dtype), torch.randn(9, 3, dtype=dtype)]
+    kernel = _arm_kernel(kind, dtype)
+    Kt = UniformSimilarityTaskKernel.from_b(N, 0.5).covar_matrix.detach().to(dtype)
+    model = _task_indexed_model(kernel, Kt, lam, dtype, 3)
+    assert model.track_candidates(arms)
+    capacity = model._factor.capacity
+    plan = [(s % N, int(torch.randint(arms[s % N].shape[0], (1,)))) for s in range(capacity + 8)]
+    for task, arm in plan:
+        _observe(model, arms, task, arm, float(torch.randn(())))
+    assert model._factor.capacity > capacity and model.candidates.solves.size == len(plan)
+    X = torch.stack([arms[task][arm] for task, arm in plan]).double()
+    tasks = [task for task, _ in plan]
+    with torch.no_grad():
+        K = Kt.double()[tasks][:, tasks] * kernel.double()(X, X).to_dense()
+    expected = np.linalg.cholesky((K + lam * torch.eye(len(plan), dtype=torch.float64)).numpy())
+    tol = 1e-3 if dtype == torch.float32 else 1e-10
+    factor = model._factor.factor
+    assert factor.dtype == dtype and factor.shape == (len(plan), len(plan))
+    np.testing.assert_allclose(factor.double().numpy(), expected, rtol=tol, atol=tol)
+    sample = model.sample_candidates(0, torch.Generator().manual_seed(0))
+    assert sample.shape == (12,) and sample.dtype == dtype and torch.isfinite(sample).all()
+
+
+def test_task_arms_after_an_observation_off_the_arms_and_bad_input():
+    arms = [torch.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=torch.float64)] * 2
+    B = torch.tensor([[1.0, 0.3], [0.3, 1.0]], dtype=torch.float64)
+    model = _task_indexed_model(RBFKernel().double(), B, 0.1, torch.float64, 2)
+    plain = _task_indexed_model(RBFKernel().double(), B, 0.1, torch.float64, 2)
+    with pytest.raises(ValueError, match=r"one domain per task \(2\)"):
+        model.track_candidates(arms[:1])
+    with pytest.raises(ValueError, match=r"points\[1\] must be N x 2 with N >= 1"):
+        model.track_candidates([arms[0], arms[0][:0]])
+    with pytest.raises(TypeError, match=r"points\[1\] must be float32 or float64"):
+        model.track_candidates([arms[0], arms[0].half()])
+    with pytest.raises(ValueError, match="^points is outside the range where the kernel"):
+        _task_indexed_model(LinearKernel().double(), B, 0.1, torch.float64, 2).track_candidates(
+            [1e300 * arms[0]] * 2
+        )
+    assert model.track_candidates(arms)
+    with pytest.raises(ValueError, match=r"task must lie in \[0, 1\]"):
+        model.candidates.task_moments(2)
+    for x, y, task in ((arms[0][1:], 0.5, 0), (torch.tensor([[0.5, 0.5]]), -1.0, 1)):
+        for m in (model, plain):
+            m.append_observations(x, torch.tensor([[y]]), train_tasks=torch.tensor([task]))
+    # the observation off the arms went through the plain update: still exact, but the
+    # chain rule and the samples need every observation at an arm
+    assert model.candidates.information_gain is None and model.candidates.observed is None
+    torch.testing.assert_close(model.information_gain(), plain.information_gain())
+    posterior = plain.posterior(arms[0].unsqueeze(-2), output_indices=[1])
+    mean, variance = model.candidates.task_moments(1)
+    torch.testing.assert_close(mean, posterior.mean.reshape(-1))
+    torch.testing.assert_close(variance, posterior.variance.reshape(-1))
+    with pytest.raises(UnsupportedError, match="every observation at a candidate"):
+        model.sample_candidates(0)
+    with pytest.raises(UnsupportedError, match="general route"):
+        build_case("icm", torch.float64).build().sample_candidates(0)

@@ -14,7 +14,7 @@ from cases import CASES, ICM_CASES, NUM_TASKS, build_case, tolerances
 from oracles import dense_sketch
 
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
-from botorch_mtucb.models.nystrom_vector_valued_gp import PSEUDO_INVERSE_RTOL
+from botorch_mtucb.models.nystrom_sketch import PSEUDO_INVERSE_RTOL
 
 KINDS = ("full", "indexed")
 F64 = torch.float64

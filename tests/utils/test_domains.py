@@ -13,11 +13,12 @@ from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.scalarization import ChebyshevScalarization
+from botorch_mtucb.utils import domains
 from botorch_mtucb.utils.domains import (
     MAX_RAW_SAMPLES,
     BoxDomain,
     FiniteDomain,
-    find_arm,
+    find_rows,
     maximize_acquisition,
 )
 
@@ -81,11 +82,24 @@ def test_other_domains_are_refused_and_arms_are_found():
     with pytest.raises(TypeError, match="FiniteDomain or a BoxDomain"):
         maximize_acquisition(Quadratic(torch.zeros(1)), torch.zeros(2, 1))
     arms = torch.tensor([[0.0, 1.0], [2.0, 3.0], [2.0, 3.0]])
-    assert find_arm(arms, torch.tensor([[2.0, 3.0]])) == 1  # the first match, any shape
-    with pytest.raises(ValueError, match="2 entries"):
-        find_arm(arms, torch.tensor([2.0]))
-    with pytest.raises(ValueError, match="not one of the arms"):
-        find_arm(arms, torch.tensor([2.0, 3.5]))
+    assert find_rows(arms, torch.tensor([2.0, 3.0])).tolist() == [1]  # the first match
+    assert find_rows(arms, arms.double()).tolist() == [0, 1, 2]  # cast; the set itself
+    assert find_rows(arms, arms[[2, 0, 0]]).tolist() == [1, 0, 0]
+    assert find_rows(arms, arms[:0]).tolist() == []
+    with pytest.raises(ValueError, match="X must be k x 2"):
+        find_rows(arms, torch.tensor([2.0]))
+    with pytest.raises(ValueError, match="points must be an N x d"):
+        find_rows(arms[0], arms)
+    assert find_rows(arms, torch.tensor([[2.0, 3.5]])) is None
+
+
+def test_find_rows_compares_in_blocks(monkeypatch):
+    # Fewer comparisons per block than rows x points: the same indices, block by block.
+    monkeypatch.setattr(domains, "MAX_MATCH_COMPARISONS", 6)
+    points = torch.rand(5, 2, dtype=torch.float64)
+    X = points[[4, 1, 1, 0, 3, 2, 4]]
+    assert find_rows(points, X).tolist() == [4, 1, 1, 0, 3, 2, 4]
+    assert find_rows(points, torch.cat([X, torch.full((1, 2), 7.0, dtype=torch.float64)])) is None
 
 
 class Steps(AcquisitionFunction):

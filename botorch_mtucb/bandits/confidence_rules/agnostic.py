@@ -249,7 +249,7 @@ class PosteriorSamplingRule(AgnosticWidthRule):
 
     def observe(self, task: int, x: Tensor, y: Tensor | float) -> None:
         """Remember the observed arm, then condition on the observation."""
-        self._queried[task].append(self.regression.posterior.arm_index(task, x))
+        self._queried[task].append(self.regression.arm_index(task, x))
         super().observe(task, x, y)
 
 

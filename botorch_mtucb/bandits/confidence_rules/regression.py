@@ -5,10 +5,10 @@ regularization ``lambda`` (eqs. 3-4, kernel ``[K_task(b)]_ij k_X(x, x')``), the 
 statistics that the widths of Theorem 1 need (``gamma_t^mt``, ``gamma_t^st`` and the
 effective dimension of eq. 26), and the confidence bounds of eq. 7.
 
-On finite arm sets (``FiniteDomain`` per task) the posterior is the exact incremental
-``TaskArmPosterior`` (``O(M A)`` per round); on boxes it is a ``VectorValuedGP``
-maximized with ``TaskConditionedUCB`` / ``TaskConditionedLCB`` and BoTorch's
-``optimize_acqf``.
+The posterior is a ``VectorValuedGP`` on task-indexed data. On finite arm sets
+(``FiniteDomain`` per task) it tracks every task's arms (``track_candidates``: the exact
+posterior at the ``A`` arms, ``O(M A)`` per round); on boxes it is maximized with
+``TaskConditionedUCB`` / ``TaskConditionedLCB`` and BoTorch's ``optimize_acqf``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,14 @@ from botorch_mtucb.confidence.information_gain import (
     task_kernel_matrix,
 )
 from botorch_mtucb.models import VectorValuedGP
-from botorch_mtucb.models.task_arm_posterior import TaskArmPosterior
 from botorch_mtucb.utils.checks import check_b, check_finite_width
-from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
+from botorch_mtucb.utils.domains import (
+    BoxDomain,
+    Domain,
+    FiniteDomain,
+    find_rows,
+    maximize_acquisition,
+)
 from botorch_mtucb.utils.random import argmax_random_ties
 
 
@@ -95,21 +100,16 @@ class AgnosticMultiTaskRegression:
         task_covariance = task_kernel_matrix(
             self.num_tasks, self.b, reference.dtype, reference.device
         )
-        if self.finite:
-            self.posterior = TaskArmPosterior(
-                [d.points for d in self.domains], data_kernel, task_covariance, self.regularization
-            )
-            self.model = None
-        else:
-            self.posterior = None
-            self.model = VectorValuedGP(
-                reference.new_zeros(0, reference.shape[-1]),
-                reference.new_zeros(0, 1),
-                data_kernel.to(reference),
-                task_covariance,
-                self.regularization,
-                train_tasks=torch.zeros(0, dtype=torch.long),
-            )
+        self.model = VectorValuedGP(
+            reference.new_zeros(0, reference.shape[-1]),
+            reference.new_zeros(0, 1),
+            data_kernel.to(reference),
+            task_covariance,
+            self.regularization,
+            train_tasks=torch.zeros(0, dtype=torch.long),
+        )
+        if self.finite:  # the posterior at every task's arms, kept as observations arrive
+            self.model.track_candidates(self.domains)
         scale = math.inf if math.isinf(self.b) else self.regularization * (1 + self.b)
         self._task_statistics = [
             IncrementalInformationGain(data_kernel, self.regularization, scale, like=reference)
@@ -125,8 +125,6 @@ class AgnosticMultiTaskRegression:
     @property
     def info_gain_mt(self) -> float:
         """``gamma_t^mt(b) = 1/2 ln det(I + K_t / lambda)`` of the data seen."""
-        if self.finite:
-            return self.posterior.information_gain
         return float(self.model.information_gain())
 
     @property
@@ -177,7 +175,7 @@ class AgnosticMultiTaskRegression:
         """
         check_finite_width(width)
         if self.finite:
-            mean, std = self.posterior.mean(task), self.posterior.std(task)
+            mean, std = self.arm_moments(task)
             index = argmax_random_ties(mean + width * std, generator)
             return self.domains[task].points[index], float(mean[index]), float(std[index])
         acquisition = TaskConditionedUCB(self.model, task, width)
@@ -189,7 +187,8 @@ class AgnosticMultiTaskRegression:
         """``max_x lcb_t(task, x)`` over the task's domain."""
         check_finite_width(width)
         if self.finite:
-            return float((self.posterior.mean(task) - width * self.posterior.std(task)).max())
+            mean, std = self.arm_moments(task)
+            return float((mean - width * std).max())
         acquisition = TaskConditionedLCB(self.model, task, width)
         _, value = maximize_acquisition(acquisition, self.domains[task], generator)
         return float(value)
@@ -197,8 +196,9 @@ class AgnosticMultiTaskRegression:
     def mean_std_at(self, task: int, x: Tensor) -> tuple[float, float]:
         """Posterior mean and std of ``f(task, x)`` (``x``: an arm on finite domains)."""
         if self.finite:
-            index = self.posterior.arm_index(task, x)
-            return float(self.posterior.mean(task)[index]), float(self.posterior.std(task)[index])
+            index = self.arm_index(task, x)
+            mean, std = self.arm_moments(task)
+            return float(mean[index]), float(std[index])
         with torch.no_grad():
             posterior = self.model.posterior(x.reshape(1, 1, -1), output_indices=[task])
         return float(posterior.mean), float(posterior.variance.clamp_min(0.0).sqrt())
@@ -207,7 +207,40 @@ class AgnosticMultiTaskRegression:
         """A joint posterior sample at the arms of ``task`` (finite domains only)."""
         if not self.finite:
             raise TypeError("posterior samples over a task need finite domains (FiniteDomain)")
-        return self.posterior.sample(task, generator)
+        return self.model.sample_candidates(task, generator)
+
+    def arm_index(self, task: int, x: Tensor) -> int:
+        """The index of ``x`` among the arms of ``task`` (finite domains).
+
+        Raises:
+            ValueError: If ``task`` is out of range or ``x`` is not one of its arms.
+        """
+        if not 0 <= task < self.num_tasks:
+            raise ValueError(f"task must lie in [0, {self.num_tasks - 1}], got {task}")
+        index = find_rows(self.domains[task].points, x.reshape(-1))
+        if index is None:
+            raise ValueError("x is not one of the arms of this task")
+        return int(index[0])
+
+    def arm_moments(self, task: int) -> tuple[Tensor, Tensor]:
+        """Posterior mean and std at the arms of ``task`` (finite domains; two tensors of
+        its number of arms): from the tracked candidates, or the model's posterior if
+        they could not be tracked.
+
+        Raises:
+            ValueError: If ``task`` is out of range.
+        """
+        if not 0 <= task < self.num_tasks:
+            raise ValueError(f"task must lie in [0, {self.num_tasks - 1}], got {task}")
+        candidates = self.model.candidates
+        if candidates is not None:
+            mean, variance = candidates.task_moments(task)
+        else:
+            with torch.no_grad():
+                points = self.domains[task].points.unsqueeze(-2)
+                posterior = self.model.posterior(points, output_indices=[task])
+            mean, variance = posterior.mean.reshape(-1), posterior.variance.reshape(-1)
+        return mean, variance.clamp_min(0.0).sqrt()
 
     # ---------------------------------------------------------------- update
     def update(self, task: int, x: Tensor, y: float | Tensor) -> None:
@@ -215,11 +248,10 @@ class AgnosticMultiTaskRegression:
         x = x.reshape(-1).to(self.dtype)
         y = float(torch.as_tensor(y).reshape(()))
         if self.finite:
-            self.posterior.update(task, self.posterior.arm_index(task, x), y)
-        else:
-            self.model.append_observations(
-                x.reshape(1, -1),
-                torch.tensor([[y]], dtype=self.dtype),
-                train_tasks=torch.tensor([task]),
-            )
+            self.arm_index(task, x)  # an arm of the task, or a ValueError
+        self.model.append_observations(
+            x.reshape(1, -1),
+            torch.tensor([[y]], dtype=self.dtype),
+            train_tasks=torch.tensor([task]),
+        )
         self._task_statistics[task].append(x)

@@ -22,7 +22,7 @@ from torch.nn import Module
 
 from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
 from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
-from botorch_mtucb.models.single_output_data import single_output_data
+from botorch_mtucb.models.botorch_readers import single_output_data
 from botorch_mtucb.utils.checks import (
     check_kernel_values,
     check_sum_of_squares,

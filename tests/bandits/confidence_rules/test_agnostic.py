@@ -58,7 +58,7 @@ def test_the_rule_plays_eq_7_and_recomputes_its_width():
     regression, arms = _regression(observations=5)
     rule = AgnosticWidthRule(regression, ImprovedWidth(B, EPS, DELTA, SIGMA))
     width = rule.width
-    mean, std = regression.posterior.mean(1), regression.posterior.std(1)
+    mean, std = regression.arm_moments(1)
     choice = rule.task_argmax(1, None)
     index = int(torch.argmax(mean + width * std))
     assert torch.equal(choice.x, arms[1][index])

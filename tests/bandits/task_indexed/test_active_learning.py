@@ -66,10 +66,9 @@ def test_task_rules_match_their_definitions(cls):
     policy = _make(cls, problem)
     generator = _warm_up(policy, problem)
     width = policy.rule.width
-    posterior = policy.rule.regression.posterior
     scores, points = [], []
     for i in range(problem.num_tasks):
-        mean, std = posterior.mean(i), posterior.std(i)
+        mean, std = policy.rule.regression.arm_moments(i)
         ucb, lcb = mean + width * std, mean - width * std
         k = int(torch.argmax(ucb))
         points.append(problem.arms[i][k])

@@ -38,7 +38,7 @@ def test_mt_ucb_plays_the_argmax_of_eq7_and_tracks_the_width():
         task = context["task"]
         width = regression.widths(problem.rkhs_norm_bound, problem.task_deviation, 0.01)["new"]
         assert policy.rule.width == pytest.approx(width)
-        mean, std = regression.posterior.mean(task), regression.posterior.std(task)
+        mean, std = regression.arm_moments(task)
         x = policy.select(context, generator)
         ucb = mean + width * std
         index = int((problem.arms[task] == x).all(-1).nonzero()[0, 0])

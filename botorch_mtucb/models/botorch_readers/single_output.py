@@ -26,6 +26,7 @@ one noise level per output).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -38,8 +39,11 @@ from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihoo
 from gpytorch.likelihoods.noise_models import HomoskedasticNoise
 from gpytorch.means import ConstantMean, ZeroMean
 from gpytorch.models import ExactGP
+from gpytorch.utils.warnings import GPInputWarning
 from torch import Tensor
 from torch.nn import Module
+
+from botorch_mtucb.models.botorch_readers.moments import observation_moments
 
 _ACCEPTED = (
     "a fitted single-output exact GP of BoTorch (e.g. SingleTaskGP, with or without "
@@ -73,7 +77,7 @@ class SingleOutputData:
     Example:
         >>> import torch
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models import single_output_data
+        >>> from botorch_mtucb.models.botorch_readers import single_output_data
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> data = single_output_data(SingleTaskGP(X, 3.0 + X.sum(-1, keepdim=True)))
         >>> data.num_observations, data.gram().shape
@@ -147,7 +151,7 @@ class SingleOutputData:
         Example:
             >>> import torch
             >>> from botorch.models import SingleTaskGP
-            >>> from botorch_mtucb.models import single_output_data
+            >>> from botorch_mtucb.models.botorch_readers import single_output_data
             >>> X = torch.rand(0, 2, dtype=torch.float64)  # no data yet
             >>> data = single_output_data(SingleTaskGP(X, X[:, :1], outcome_transform=None))
             >>> data.largest_noise_variance() > 0
@@ -202,7 +206,7 @@ def single_output_data(model: object) -> SingleOutputData:
         >>> import torch
         >>> from botorch.models import SingleTaskGP
         >>> from botorch.models.transforms import Normalize
-        >>> from botorch_mtucb.models import single_output_data
+        >>> from botorch_mtucb.models.botorch_readers import single_output_data
         >>> X = 10.0 * torch.rand(8, 2, dtype=torch.float64)
         >>> model = SingleTaskGP(X, X[:, :1] ** 2, input_transform=Normalize(2))
         >>> data = single_output_data(model)
@@ -239,7 +243,7 @@ def output_data(model: object) -> list[SingleOutputData]:
     Example:
         >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
-        >>> from botorch_mtucb.models import output_data
+        >>> from botorch_mtucb.models.botorch_readers import output_data
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> two = SingleTaskGP(X, torch.cat([X[:, :1].sin(), X[:, 1:].cos()], -1))
         >>> [d.num_observations for d in output_data(ModelListGP(two, SingleTaskGP(X, X[:, :1])))]
@@ -288,17 +292,29 @@ def _read_output(model: Model, index: int | None) -> SingleOutputData:
     def member(value: Tensor) -> Tensor:
         return value if index is None else value[index]
 
+    _check_mean_module(model)
+    fixed = _has_fixed_noise(model)
     train_X = member(_transformed_train_inputs(model)).detach()
     train_y = member(model.train_targets).detach()
     shift, scale = outcome_affine_map(model, index)
-    noise, fixed = _noise_variance(model, train_y.shape[-1])
-    learned = None if fixed else float(member(model.likelihood.noise.detach()).reshape(-1)[0])
+    moments = observation_moments(model)  # prior mean and noise at the training inputs
+    noise = member(moments.noise.diagonal(dim1=-2, dim2=-1))
+    mean = member(moments.mean)
+    if train_y.shape[-1] == 0:  # the constant mean and a learned noise need no data
+        X = model.train_inputs[0]
+        with warnings.catch_warnings():  # a fixed noise has no value off its data
+            warnings.simplefilter("ignore", GPInputWarning)
+            probe = observation_moments(model, (X.new_zeros(*X.shape[:-2], 1, X.shape[-1]),))
+        mean = member(probe.mean)
+        learned = member(probe.noise.diagonal(dim1=-2, dim2=-1))
+    else:
+        learned = noise
     return SingleOutputData(
         train_X=train_X,
         train_Y=train_y.unsqueeze(-1),
-        prior_mean=_prior_mean(model, index),
+        prior_mean=float(mean.reshape(-1)[0]),
         kernel=model.covar_module,
-        noise_variance=member(noise).detach().to(train_y),
+        noise_variance=noise.to(train_y),
         fixed_noise=fixed,
         input_transform=getattr(model, "input_transform", None),
         outcome_shift=shift,
@@ -306,7 +322,7 @@ def _read_output(model: Model, index: int | None) -> SingleOutputData:
         input_dim=_input_dim(model),
         model_name=name,
         output_index=index,
-        learned_noise_variance=learned,
+        learned_noise_variance=None if fixed else float(learned.reshape(-1)[0]),
     )
 
 
@@ -350,7 +366,7 @@ def outcome_affine_map(
     Example:
         >>> import torch
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models.single_output_data import outcome_affine_map
+        >>> from botorch_mtucb.models.botorch_readers import outcome_affine_map
         >>> X = torch.rand(4, 1, dtype=torch.float64)
         >>> gp = SingleTaskGP(X, torch.tensor([[1.0], [3.0], [1.0], [3.0]], dtype=torch.float64))
         >>> [round(v, 6) for v in outcome_affine_map(gp)]  # mean 2, std 1.154701
@@ -391,35 +407,30 @@ def outcome_affine_map(
     return shift, scale
 
 
-def _prior_mean(model: Model, index: int | None) -> float:
+def _check_mean_module(model: Model) -> None:
+    """A zero or constant prior mean (the bound is on ``f - mean``)."""
     mean = getattr(model, "mean_module", None)
-    if isinstance(mean, ZeroMean):
-        return 0.0
-    if isinstance(mean, ConstantMean):
-        constant = mean.constant.detach().reshape(-1)
-        return float(constant[0 if index is None else index])
-    raise TypeError(
-        f"{type(model).__name__}'s mean_module must be ZeroMean or ConstantMean (a bound "
-        f"on f - mean needs a constant prior mean), got {type(mean).__name__}"
-    )
+    if not isinstance(mean, (ZeroMean, ConstantMean)):
+        raise TypeError(
+            f"{type(model).__name__}'s mean_module must be ZeroMean or ConstantMean (a bound "
+            f"on f - mean needs a constant prior mean), got {type(mean).__name__}"
+        )
 
 
-def _noise_variance(model: Model, t: int) -> tuple[Tensor, bool]:
-    """Per-point noise variances (``batch x t``) and whether they are fixed."""
+def _has_fixed_noise(model: Model) -> bool:
+    """Whether the noise is given (``train_Yvar``) rather than learned; refuse other
+    likelihoods than BoTorch's two Gaussian ones."""
     likelihood = model.likelihood
-    name = type(model).__name__
     if isinstance(likelihood, FixedNoiseGaussianLikelihood):
-        noise = likelihood.noise.detach()
-        return noise.expand(*noise.shape[:-1], t), True
+        return True
     if isinstance(likelihood, GaussianLikelihood) and isinstance(
         likelihood.noise_covar, HomoskedasticNoise
     ):
-        noise = likelihood.noise.detach()  # batch x 1
-        return noise.expand(*noise.shape[:-1], t), False
+        return False
     noise_model = type(getattr(likelihood, "noise_covar", None)).__name__
     raise TypeError(
-        f"{name}'s likelihood must be a GaussianLikelihood with homoskedastic noise or a "
-        f"FixedNoiseGaussianLikelihood, got {type(likelihood).__name__} (noise model "
-        f"{noise_model}); a heteroskedastic or non-Gaussian likelihood has no single "
-        "sub-Gaussian noise level"
+        f"{type(model).__name__}'s likelihood must be a GaussianLikelihood with "
+        f"homoskedastic noise or a FixedNoiseGaussianLikelihood, got "
+        f"{type(likelihood).__name__} (noise model {noise_model}); a heteroskedastic or "
+        "non-Gaussian likelihood has no single sub-Gaussian noise level"
     )

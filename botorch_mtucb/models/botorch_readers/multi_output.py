@@ -8,12 +8,12 @@ outputs, which BoTorch batches), ``MultiTaskGP`` (a task column, ``IndexKernel``
 user passes them* (each ``k_j`` applies the model's input transform:
 ``ModelInputKernel``), with the targets in the model's outcome space (after its outcome
 transform) and the noise covariance of the scalar observations. The reading is checked
-against the model's own prior covariance (``gp_covariances.training_covariances``): a
+against the model's own prior covariance (``moments.training_covariances``): a
 model whose covariance is not such a sum is refused. ``VectorValuedGP.from_model`` is
 built on it.
 
 Single-output members (a ``ModelListGP``'s ``SingleTaskGP``, one output of a batched
-``SingleTaskGP``) are read with ``single_output_data.output_data``.
+``SingleTaskGP``) are read with ``single_output.output_data``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from torch import Tensor
 from torch.nn import Module
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels
-from botorch_mtucb.models.gp_covariances import (
+from botorch_mtucb.models.botorch_readers.moments import (
     ACCEPTED_MODELS,
     TrainingCovariance,
     eval_mode,
@@ -39,7 +39,7 @@ from botorch_mtucb.models.gp_covariances import (
     num_batched_outputs,
     training_covariances,
 )
-from botorch_mtucb.models.single_output_data import output_data
+from botorch_mtucb.models.botorch_readers.single_output import output_data
 
 
 class ModelInputKernel(Kernel):
@@ -58,7 +58,7 @@ class ModelInputKernel(Kernel):
         >>> import torch
         >>> from botorch.models.transforms import Normalize
         >>> from gpytorch.kernels import RBFKernel
-        >>> from botorch_mtucb.models.multi_output_data import ModelInputKernel
+        >>> from botorch_mtucb.models.botorch_readers import ModelInputKernel
         >>> transform = Normalize(1, bounds=torch.tensor([[0.0], [10.0]])).eval()
         >>> kernel = ModelInputKernel(RBFKernel(), transform)
         >>> X = torch.tensor([[0.0], [10.0]])
@@ -125,7 +125,7 @@ class MultiOutputData:
     Example:
         >>> import torch
         >>> from botorch.models import KroneckerMultiTaskGP
-        >>> from botorch_mtucb.models import read_multi_output_model
+        >>> from botorch_mtucb.models.botorch_readers import read_multi_output_model
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> data = read_multi_output_model(KroneckerMultiTaskGP(X, torch.cat([X, X.sin()], -1)))
         >>> data.num_tasks, len(data.data_kernels), tuple(data.noise_covariance.shape)
@@ -189,7 +189,7 @@ def read_multi_output_model(model: Model) -> MultiOutputData:
     Example:
         >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
-        >>> from botorch_mtucb.models import read_multi_output_model
+        >>> from botorch_mtucb.models.botorch_readers import read_multi_output_model
         >>> X = torch.rand(5, 2, dtype=torch.float64)
         >>> data = read_multi_output_model(
         ...     ModelListGP(SingleTaskGP(X, X[:, :1]), SingleTaskGP(X, X[:, 1:])))

@@ -17,9 +17,9 @@ from gpytorch.kernels import LinearKernel, RBFKernel
 from linear_operator.operators import LinearOperator, MatmulLinearOperator, RootLinearOperator
 from oracles import se_kernel
 
-from botorch_mtucb.models import (
+from botorch_mtucb.models import VectorValuedGP
+from botorch_mtucb.models.botorch_readers import (
     ModelInputKernel,
-    VectorValuedGP,
     read_multi_output_model,
     training_covariances,
 )

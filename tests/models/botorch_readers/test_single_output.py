@@ -20,7 +20,7 @@ from gpytorch.likelihoods import _GaussianLikelihoodBase
 from gpytorch.likelihoods.noise_models import HeteroskedasticNoise
 from gpytorch.means import LinearMean
 
-from botorch_mtucb.models import output_data, single_output_data
+from botorch_mtucb.models.botorch_readers import output_data, single_output_data
 
 
 def raw_data(dtype, t=12, m=1, seed=0):

@@ -46,12 +46,16 @@ from botorch.models.model import Model
 from botorch.models.model_list_gp_regression import ModelListGP
 from botorch.models.multitask import MultiTaskGP
 from gpytorch.kernels import Kernel
-from gpytorch.means import ConstantMean, MultitaskMean, ZeroMean
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.models.gp_covariances import eval_mode, is_diagonal, training_covariances
-from botorch_mtucb.models.single_output_data import outcome_affine_map, output_data
+from botorch_mtucb.models.botorch_readers.moments import (
+    eval_mode,
+    is_diagonal,
+    task_constants,
+    training_covariances,
+)
+from botorch_mtucb.models.botorch_readers.single_output import outcome_affine_map, output_data
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class ScalarGPData:
     Example:
         >>> import torch
         >>> from botorch.models import MultiTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import multi_task_output_data
+        >>> from botorch_mtucb.models.botorch_readers import multi_task_output_data
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> X[:, -1] = torch.tensor([0.0, 1.0]).repeat(3)
         >>> data = multi_task_output_data(
@@ -112,7 +116,7 @@ class TaskColumnInputs(Module):
 
     Example:
         >>> import torch
-        >>> from botorch_mtucb.models.wrapped_outputs import TaskColumnInputs
+        >>> from botorch_mtucb.models.botorch_readers import TaskColumnInputs
         >>> TaskColumnInputs(None, task_feature=1, task_value=3.0, task_index=1)(
         ...     torch.tensor([[0.5, 0.25]]))
         tensor([[0.5000, 1.0000, 0.2500]])
@@ -156,7 +160,7 @@ class WeightedOutputSumKernel(Kernel):
     Example:
         >>> import torch
         >>> from gpytorch.kernels import RBFKernel
-        >>> from botorch_mtucb.models.wrapped_outputs import WeightedOutputSumKernel
+        >>> from botorch_mtucb.models.botorch_readers import WeightedOutputSumKernel
         >>> batched = RBFKernel(batch_shape=torch.Size([2]))
         >>> kernel = WeightedOutputSumKernel(batched, torch.tensor([0.25, 0.75]))
         >>> X = torch.rand(3, 1)
@@ -195,7 +199,7 @@ def unwrap_model_list(model: object) -> object:
     Example:
         >>> import torch
         >>> from botorch.models import ModelListGP, SingleTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import unwrap_model_list
+        >>> from botorch_mtucb.models.botorch_readers import unwrap_model_list
         >>> X = torch.rand(4, 1, dtype=torch.float64)
         >>> gp = SingleTaskGP(X, X)
         >>> unwrap_model_list(ModelListGP(gp)) is gp
@@ -214,7 +218,7 @@ def is_single_task_multi_task_gp(model: object) -> bool:
     Example:
         >>> import torch
         >>> from botorch.models import MultiTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import is_single_task_multi_task_gp
+        >>> from botorch_mtucb.models.botorch_readers import is_single_task_multi_task_gp
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> X[:, -1] = torch.tensor([0.0, 1.0]).repeat(3)
         >>> is_single_task_multi_task_gp(MultiTaskGP(X, X[:, :1], task_feature=-1,
@@ -232,7 +236,7 @@ def is_scalarized_multi_output(model: object, posterior_transform: object) -> bo
         >>> import torch
         >>> from botorch.acquisition.objective import ScalarizedPosteriorTransform
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import is_scalarized_multi_output
+        >>> from botorch_mtucb.models.botorch_readers import is_scalarized_multi_output
         >>> X = torch.rand(6, 1, dtype=torch.float64)
         >>> model = SingleTaskGP(X, torch.cat([X, -X], -1))
         >>> is_scalarized_multi_output(model, ScalarizedPosteriorTransform(torch.ones(2)))
@@ -257,15 +261,16 @@ def multi_task_output_data(model: MultiTaskGP) -> ScalarGPData:
     m + s c_i`` (``Standardize``'s mean and std, ``c_i`` task ``i``'s prior constant).
 
     Raises:
-        TypeError: For a mean that is not constant per task, a noise correlated between
-            rows, or a kernel that does not reproduce the model's prior covariance.
-        ValueError: For more than one output task, batch dimensions or a non-affine
-            outcome transform.
+        TypeError: For a noise correlated between rows, or a kernel that does not
+            reproduce the model's prior covariance.
+        ValueError: For a prior mean that is not constant within a task
+            (``task_constants``), more than one output task, batch dimensions or a
+            non-affine outcome transform.
 
     Example:
         >>> import torch
         >>> from botorch.models import MultiTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import multi_task_output_data
+        >>> from botorch_mtucb.models.botorch_readers import multi_task_output_data
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> X[:, -1] = torch.tensor([0.0, 1.0]).repeat(3)
         >>> data = multi_task_output_data(
@@ -287,8 +292,10 @@ def multi_task_output_data(model: MultiTaskGP) -> ScalarGPData:
         feature = model._task_feature
         task_value = float(model._output_tasks[0])
         task_index = int(model._map_tasks(torch.tensor([[task_value]]).long()).reshape(()))
-        constants = _task_prior_means(model)
-        means = constants.to(rows)[tasks.reshape(-1).long()]  # each row's prior mean
+        row_tasks = tasks.reshape(-1).long()
+        values = group.prior_mean.reshape(-1)
+        constants = task_constants(model, values, row_tasks, model.num_tasks, "prior mean", name)
+        means = constants.to(rows)[row_tasks]  # each row's prior mean
     K = group.kernel_matrix
     with torch.no_grad():
         rebuilt = model.covar_module(rows).to_dense()
@@ -331,7 +338,7 @@ def scalarized_output_data(
         >>> import torch
         >>> from botorch.acquisition.objective import ScalarizedPosteriorTransform
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import scalarized_output_data
+        >>> from botorch_mtucb.models.botorch_readers import scalarized_output_data
         >>> X = torch.rand(6, 2, dtype=torch.float64)
         >>> model = SingleTaskGP(X, torch.cat([X.sin(), X.cos()], -1), outcome_transform=None)
         >>> w = torch.tensor([3.0, 0.0, 4.0, 0.0], dtype=torch.float64)
@@ -381,7 +388,7 @@ def joint_training_data(model: Model) -> tuple[Tensor, Tensor, Tensor]:
     Example:
         >>> import torch
         >>> from botorch.models import SingleTaskGP
-        >>> from botorch_mtucb.models.wrapped_outputs import joint_training_data
+        >>> from botorch_mtucb.models.botorch_readers import joint_training_data
         >>> X = torch.rand(5, 1, dtype=torch.float64)
         >>> K, Sigma, y = joint_training_data(SingleTaskGP(X, torch.cat([X, -X], -1)))
         >>> K.shape, Sigma.shape, y.shape
@@ -393,24 +400,3 @@ def joint_training_data(model: Model) -> tuple[Tensor, Tensor, Tensor]:
     Sigma = torch.block_diag(*(g.noise_covariance for g in groups))
     y = torch.cat([t - g.prior_mean.reshape(-1) for t, g in zip(targets, groups)])
     return K, Sigma, y.unsqueeze(-1)
-
-
-def _task_prior_means(model: MultiTaskGP) -> Tensor:
-    """The constant prior mean of each task (by index), for a mean module of BoTorch's
-    default kind: ``MultitaskMean`` of ``ConstantMean`` / ``ZeroMean``, or one of those."""
-    mean = model.mean_module
-    members = list(mean.base_means) if isinstance(mean, MultitaskMean) else None
-    if members is None:
-        members = [mean] * model.num_tasks
-    constants = []
-    for member in members:
-        if isinstance(member, ZeroMean):
-            constants.append(0.0)
-        elif isinstance(member, ConstantMean) and member.constant.numel() == 1:
-            constants.append(float(member.constant.detach().reshape(())))
-        else:
-            raise TypeError(
-                f"{type(model).__name__}'s mean_module must be constant per task (BoTorch's "
-                f"default MultitaskMean of ConstantMean, or ZeroMean), got {type(member).__name__}"
-            )
-    return torch.tensor(constants, dtype=torch.float64)

@@ -1,4 +1,4 @@
-"""``vector_valued_gp_from_model``: the converted model's posterior equals the BoTorch
+"""``VectorValuedGP.from_model``: the converted model's posterior equals the BoTorch
 model's (its constant means and per-task noise carried over), mean and full covariance,
 in the user's units, for hand-set and for fitted models; the refusals."""
 
@@ -20,7 +20,7 @@ from gpytorch.means import LinearMean
 from gpytorch.mlls import ExactMarginalLogLikelihood, SumMarginalLogLikelihood
 
 from botorch_mtucb.confidence import information_gain, mt_kb_width
-from botorch_mtucb.models import VectorValuedGP, vector_valued_gp_from_model
+from botorch_mtucb.models import VectorValuedGP
 
 EXACT = tuple(name for name in CASE_NAMES if name != "kronecker_rank1")
 TOL = {torch.float64: dict(rtol=1e-8, atol=1e-8), torch.float32: dict(rtol=2e-3, atol=2e-3)}
@@ -98,7 +98,7 @@ def test_posterior_equals_the_botorch_posterior(name, equal_noise, dtype):
     _set_means(case.model)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BotorchWarning)
-        converted = vector_valued_gp_from_model(case.model)
+        converted = VectorValuedGP.from_model(case.model)
     assert converted.has_task_noise == (not equal_noise and name not in ("single",))
     assert isinstance(converted, VectorValuedGP) and converted.num_tasks == case.num_tasks
     X = _test_X(case, dtype)
@@ -121,7 +121,7 @@ def test_posterior_equals_the_botorch_posterior(name, equal_noise, dtype):
 def test_botorchs_untransform_maps_the_posterior_back():
     case = build_botorch_case("kronecker", equal_noise=True)
     _set_means(case.model)
-    converted = vector_valued_gp_from_model(case.model)
+    converted = VectorValuedGP.from_model(case.model)
     assert converted.uses_eigen_route  # an ICM kernel on full-vector data
     X = _test_X(case, torch.float64)
     posterior = case.model.outcome_transform.untransform_posterior(converted.posterior(X))
@@ -135,7 +135,7 @@ def test_botorchs_untransform_maps_the_posterior_back():
 def test_from_model_classmethod_is_the_same_conversion():
     case = build_botorch_case("two_outputs", equal_noise=True)
     X = _test_X(case, torch.float64)
-    ours = vector_valued_gp_from_model(case.model).posterior(X).mean
+    ours = VectorValuedGP.from_model(case.model).posterior(X).mean
     theirs = VectorValuedGP.from_model(case.model).posterior(X).mean
     assert torch.equal(ours, theirs)
 
@@ -147,12 +147,12 @@ def test_per_task_noise_and_means_are_carried_and_regularization_overrides(name)
     noise = np64(case.model.likelihood.noise).reshape(-1)
     if name == "kronecker":  # per-task noise plus the shared noise
         noise = np64(case.model.likelihood.task_noises).reshape(-1) + noise[0]
-    converted = vector_valued_gp_from_model(case.model)
+    converted = VectorValuedGP.from_model(case.model)
     np.testing.assert_allclose(np64(converted.noise_variances), noise, rtol=1e-12)
     assert converted.regularization == pytest.approx(noise.min(), rel=1e-12)
     means = [np64(p).reshape(-1) for n, p in case.model.named_parameters() if "mean_module" in n]
     np.testing.assert_allclose(np64(converted.prior_mean), np.concatenate(means), rtol=1e-12)
-    chosen = vector_valued_gp_from_model(case.model, regularization=0.01)
+    chosen = VectorValuedGP.from_model(case.model, regularization=0.01)
     assert chosen.regularization == 0.01 and not chosen.has_task_noise
     assert torch.equal(chosen.prior_mean, converted.prior_mean)
 
@@ -168,7 +168,7 @@ def test_appending_observations_equals_the_botorch_model_on_all_data():
     first.likelihood.task_noises = torch.tensor([0.02, 0.2], dtype=torch.float64)
     first.mean_module.base_means[0].constant.data.fill_(0.8)
     first.mean_module.base_means[1].constant.data.fill_(-1.5)
-    converted = vector_valued_gp_from_model(first)
+    converted = VectorValuedGP.from_model(first)
     converted.append_observations(X[6:], Y[6:])
     every = KroneckerMultiTaskGP(X, Y)
     every.load_state_dict(first.state_dict())
@@ -180,23 +180,23 @@ def test_appending_observations_equals_the_botorch_model_on_all_data():
 
 def test_noise_that_one_regularization_cannot_stand_for():
     with pytest.raises(ValueError, match="differs between the training points of task 0"):
-        vector_valued_gp_from_model(build_botorch_case("fixed_noise").model)
+        VectorValuedGP.from_model(build_botorch_case("fixed_noise").model)
     rank_one = build_botorch_case("kronecker_rank1").model
     with pytest.raises(ValueError, match="correlates the noise of different tasks"):
-        vector_valued_gp_from_model(rank_one)
-    assert vector_valued_gp_from_model(rank_one, regularization=0.05).regularization == 0.05
+        VectorValuedGP.from_model(rank_one)
+    assert VectorValuedGP.from_model(rank_one, regularization=0.05).regularization == 0.05
     with pytest.raises(ValueError, match="regularization must be > 0"):
-        vector_valued_gp_from_model(rank_one, regularization=0.0)
+        VectorValuedGP.from_model(rank_one, regularization=0.0)
     X = torch.rand(2, 5, 1, dtype=torch.float64)
     with pytest.raises(ValueError, match="must not be batched"):
-        vector_valued_gp_from_model(SingleTaskGP(X, X.sin()))
+        VectorValuedGP.from_model(SingleTaskGP(X, X.sin()))
     with pytest.raises(TypeError, match="fitted BoTorch exact GP"):
-        vector_valued_gp_from_model("model")
+        VectorValuedGP.from_model("model")
     X = torch.rand(6, 3, dtype=torch.float64)
     X[:, -1] = torch.tensor([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
     linear = MultiTaskGP(X, X[:, :1], task_feature=-1, mean_module=LinearMean(3).to(X))
     with pytest.raises(ValueError, match="prior mean differs between the training points"):
-        vector_valued_gp_from_model(linear)
+        VectorValuedGP.from_model(linear)
 
 
 def test_a_task_without_observations_gets_the_models_mean_and_noise():
@@ -210,7 +210,7 @@ def test_a_task_without_observations_gets_the_models_mean_and_noise():
     model.likelihood.noise = torch.tensor([0.01, 0.05, 0.02], dtype=torch.float64)
     for i, value in enumerate((-0.3, 0.7, 0.1)):
         model.mean_module.base_means[i].constant.data.fill_(value)
-    converted = vector_valued_gp_from_model(model)
+    converted = VectorValuedGP.from_model(model)
     np.testing.assert_allclose(np64(converted.prior_mean), [-0.3, 0.7, 0.1], rtol=1e-12)
     np.testing.assert_allclose(np64(converted.noise_variances), [0.01, 0.05, 0.02], rtol=1e-12)
     X_test = torch.rand(3, 2, generator=g, dtype=torch.float64)

@@ -1,4 +1,4 @@
-"""Reading one scalar GP from BoTorch's multi-output wrappers (``models.wrapped_outputs``),
+"""Reading one scalar GP from BoTorch's multi-output wrappers (``models.botorch_readers.wrapped_outputs``),
 against NumPy: rows, centered targets, kernels, noise and the outcome maps."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from gpytorch.kernels import RBFKernel
 from gpytorch.means import LinearMean
 from oracles import se_kernel
 
-from botorch_mtucb.models.wrapped_outputs import (
+from botorch_mtucb.models.botorch_readers import (
     TaskColumnInputs,
     WeightedOutputSumKernel,
     joint_training_data,
@@ -99,8 +99,8 @@ def test_multi_task_output_data_against_numpy(dtype):
 
 def test_multi_task_output_data_refuses_other_means_and_outcomes():
     model, *_ = _multi_task(torch.float64)
-    model.mean_module.base_means[0] = LinearMean(1).double()
-    with pytest.raises(TypeError, match="mean_module must be constant per task"):
+    model.mean_module.base_means[0] = LinearMean(1).double()  # read by observation_moments
+    with pytest.raises(ValueError, match="prior mean differs between the training points of"):
         multi_task_output_data(model)
     x = torch.rand(6, 2, dtype=torch.float64)
     x[:, -1] = torch.tensor([0.0, 1.0]).repeat(3)

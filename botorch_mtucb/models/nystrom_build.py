@@ -1,0 +1,141 @@
+r"""Building MT-BKB's sketch from data: the rows replayed in chunks (``chunk_size``).
+
+The constructor of ``NystromVectorValuedGP`` replays its rows in order, in chunks; each
+chunk is added in one update (one redraw of the dictionary, Algorithm 2 of paper 000),
+the probabilities of all rows computed with the sketch of the rows before the chunk.
+
+* ``chunk_size=1`` is Algorithm 2 exactly (the dictionary MT-BKB would hold after
+  playing the rows): ``N`` redraws, each rebuilding the sketch on all rows so far.
+* ``chunk_size="adaptive"`` (the default), after Calandriello et al. 2020 (adaptive
+  batching): a chunk is the longest run of the next rows whose information under the
+  current sketch, ``sum_s log(1 + c_i(x_s) / eta)`` in every eigen-direction ``u_i`` of
+  ``B`` on the ICM route (``sum_s log det(I + Gamma~(x_s, x_s) / eta)`` otherwise), is at
+  most ``ADAPTIVE_CHUNK_INFORMATION = log 2``; but at least ``t / 8`` rows for ``t`` rows
+  already in, at least one and at most ``max(64, t)``: ``O(log N)`` redraws. During the
+  build the kernels are evaluated eagerly, repeated dictionary points are merged (ICM)
+  and the general route evaluates each data kernel once per pair of points. It is the
+  default because building from data is about the model, not about replaying a bandit:
+  nothing is chosen between the rows, and one redraw per row costs ``O(N^2)`` kernel
+  evaluations for nothing the model uses (benchmark ``mt-bkb-scaling``).
+* an int ``c > 1``: fixed chunks of ``c`` rows.
+
+*What a chunked build guarantees.* Posterior variances only shrink with data, so a
+row's batched probability ``min(q ||Gamma~_prev(x_i, x_i)||, 1)`` is at least the one
+Algorithm 2 would use at the chunk's last row, up to the factors ``rho = (1 + eps) / (1 -
+eps)`` of the accuracy event (Lemma 10). The accuracy argument of Lemma 7 / Theorem 3
+only needs probabilities of at least ``q`` times (approximate) posterior variances, so
+it carries over with the same ``q``, one event per redraw (at most ``N <= T`` redraws:
+``q`` for the horizon ``T`` covers them). Likewise ``sketched_log_det_sum`` sums stale,
+larger variances, so eq. (21) and Theorem 3's width stay valid (conservative, slightly
+wider). What is lost is the size bound on ``m_t``: the probabilities can exceed
+Algorithm 2's by the factor ``exp(L)``, ``L`` the chunk's information under the previous
+sketch (for Gaussian conditioning ``Var_prev / Var_after <= det(I + K_chunk / eta) <=
+exp(L)``, Fischer's inequality; per eigen-direction on the ICM route; exact for a fixed
+dictionary, up to ``rho`` across redraws), so Lemma 7's bound on ``m_t`` holds with an
+extra factor ``exp(L) <= 2`` while the information threshold closes the chunks; where
+the ``t / 8`` floor extends a chunk (late in a build, when each row adds little
+information) ``L`` is larger and no factor is guaranteed. These are arguments from the
+paper's proofs, not a re-derived theorem; Theorem 3's regret bound is about the bandit,
+which plays one row at a time, and is not claimed for a build from data. With fixed
+chunks no size factor is guaranteed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gpytorch
+import torch
+from torch import Tensor
+
+from botorch_mtucb.utils.checks import as_int
+
+# A chunk of new rows is closed before its information under the sketch it is drawn
+# from, sum_s log det(I + Gamma~(x_s, x_s) / eta), exceeds this many nats, so that no
+# variance the chunk's draw uses is more than e^(this) = 2 times stale (module docstring).
+ADAPTIVE_CHUNK_INFORMATION = math.log(2.0)
+# A chunk has at least this fraction of the rows already in (at most 1 / this redraws
+# per doubling of the data: O(log N) in all), even past ADAPTIVE_CHUNK_INFORMATION.
+ADAPTIVE_MIN_CHUNK_FRACTION = 1.0 / 8.0
+# Rows whose statistics the adaptive schedule evaluates before it picks the first chunk,
+# and at least afterwards (twice the last chunk, at most the rows already in).
+ADAPTIVE_MIN_WINDOW = 64
+
+
+class NystromBuild:
+    """The adaptive build of ``NystromVectorValuedGP`` from data (a mixin of the model).
+
+    Example:
+        >>> import torch
+        >>> from gpytorch.kernels import RBFKernel
+        >>> from botorch_mtucb.models import NystromVectorValuedGP
+        >>> X = torch.linspace(0, 1, 30, dtype=torch.float64).unsqueeze(-1)
+        >>> Y = X.sin().repeat(1, 2)
+        >>> adaptive = NystromVectorValuedGP(X, Y, RBFKernel(), torch.eye(2), 0.1)
+        >>> replay = NystromVectorValuedGP(X, Y, RBFKernel(), torch.eye(2), 0.1, chunk_size=1)
+        >>> adaptive.num_resamplings < replay.num_resamplings == 30
+        True
+    """
+
+    def _build_adaptive(self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None) -> None:
+        """The adaptive schedule: each chunk is the longest run of the next rows whose
+        information under the current sketch stays within ``ADAPTIVE_CHUNK_INFORMATION``
+        in every direction (``_row_information``; at least one row, at most
+        ``max(ADAPTIVE_MIN_WINDOW, rows already in)``); one redraw per chunk. Kernels
+        are evaluated eagerly (no lazy kernel tensors: the same values, less overhead)."""
+        X, Y, tasks = self._check_new_data(train_X, train_Y, train_tasks)
+        if X.shape[0] == 0:
+            return
+        self._building = True
+        try:
+            with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+                self._check_new_rows(X, "train_X")  # every row at once, in blocks
+                start, last = 0, 0
+                while start < X.shape[0]:
+                    last = self._add_adaptive_chunk(X, Y, tasks, start, last)
+                    start += last
+        finally:
+            self._building = False
+
+    def _add_adaptive_chunk(
+        self, X: Tensor, Y: Tensor, tasks: Tensor | None, start: int, last: int
+    ) -> int:
+        """Add the next chunk from row ``start`` (``last``: the previous chunk's size);
+        returns its size."""
+        width = min(max(2 * last, ADAPTIVE_MIN_WINDOW), max(start, ADAPTIVE_MIN_WINDOW))
+        stop = min(X.shape[0], start + width)
+        window = None if tasks is None else tasks[start:stop]
+        norms, diagonal, log_det, information = self._row_information(X[start:stop], window)
+        # information >= 0: the running sums are non-decreasing
+        within = (torch.cumsum(information, 0) <= ADAPTIVE_CHUNK_INFORMATION).all(-1)
+        count = min(
+            max(int(within.sum()), math.ceil(start * ADAPTIVE_MIN_CHUNK_FRACTION), 1), stop - start
+        )
+        end = start + count
+        self._add_rows(
+            X[start:end],
+            Y[start:end],
+            None if tasks is None else tasks[start:end],
+            (norms[:count], diagonal[:count], log_det[:count]),
+            None,
+        )
+        return count
+
+
+def check_chunk_size(chunk_size: int | str) -> int | str:
+    """``"adaptive"`` or an int ``>= 1`` (the constructor's ``chunk_size``).
+
+    Raises:
+        ValueError: For a string other than ``"adaptive"`` or an int ``< 1``.
+        TypeError: For anything else.
+
+    Example:
+        >>> from botorch_mtucb.models.nystrom_build import check_chunk_size
+        >>> check_chunk_size("adaptive"), check_chunk_size(8)
+        ('adaptive', 8)
+    """
+    if isinstance(chunk_size, str):
+        if chunk_size != "adaptive":
+            raise ValueError(f"chunk_size must be an int >= 1 or 'adaptive', got {chunk_size!r}")
+        return chunk_size
+    return as_int(chunk_size, "chunk_size", 1)
