@@ -25,13 +25,13 @@ from linear_operator.operators import DenseLinearOperator, LinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.kernels.task_checks import check_task_indices
 from botorch_mtucb.models.conditioning import ConditioningObservations
 from botorch_mtucb.models.state_loading import RebuildOnLoadMixin
 from botorch_mtucb.models.task_noise import TaskNoiseMixin, per_task_values, task_noise_variances
 from botorch_mtucb.utils.checks import (
     as_int,
     check_kernel_values,
-    check_task_indices,
     check_tensor,
     check_working_precision,
 )

@@ -28,12 +28,8 @@ import torch
 from gpytorch.kernels import Kernel, LinearKernel
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import (
-    check_kernel_values,
-    check_positive,
-    check_task_covariance,
-    check_working_precision,
-)
+from botorch_mtucb.kernels.task_checks import check_task_covariance
+from botorch_mtucb.utils.checks import check_kernel_values, check_positive, check_working_precision
 from botorch_mtucb.utils.domains import find_arm
 from botorch_mtucb.utils.linalg import GrowingCholesky
 
