@@ -36,7 +36,8 @@ from botorch_mtucb.acquisition.scalarized_objective_ucb import ScalarizedObjecti
 from botorch_mtucb.acquisition.scalarized_ucb import ScalarizedMultiTaskUCB
 from botorch_mtucb.acquisition.single_task_ucb import AYGPUCB, IGPUCB
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
-from botorch_mtucb.utils.checks import as_int, check_delta, check_positive
+from botorch_mtucb.confidence.constant_checks import check_delta
+from botorch_mtucb.utils.checks import as_int, check_positive
 
 if TYPE_CHECKING:  # pragma: no cover
     from ax.generation_strategy.generation_strategy import GenerationStrategy

@@ -32,7 +32,7 @@ from botorch.utils.transforms import t_batch_mode_transform
 from gpytorch.models import ExactGP
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import check_candidates
+from botorch_mtucb.acquisition.input_checks import check_candidates
 
 
 class JointBatchError(UnsupportedError, ValueError):

@@ -17,6 +17,11 @@ Outcome constraints (``constraints``, ``constraints_tuple``) and an MC ``objecti
 raise ``UnsupportedError`` naming them. ``ScalarizedMartingaleMixtureUCB`` is built on
 a bound, not a model: its constructor raises ``UnsupportedError`` saying so.
 ``ax_generation_strategy`` refuses all of these when the generation strategy is built.
+
+Why this module is long: six registered constructors (for the package's eight
+acquisition classes), each with a running example, sharing the refusal of unsupported Ax
+arguments and the common inputs; they are registered together when
+``botorch_mtucb.acquisition`` is imported.
 """
 
 from __future__ import annotations

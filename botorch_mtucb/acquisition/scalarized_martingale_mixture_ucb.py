@@ -1,8 +1,8 @@
 r"""The scalarized multi-task martingale-mixture UCB: paper 002's bounds on a scalarization
 of the ``n`` tasks of paper 000, as a BoTorch acquisition function.
 
-For a confidence set ``F_t`` of vector-valued functions (``MultiTaskMartingaleMixtureBound``,
-issue 12) and a scalarization ``s_lambda`` (paper 000, Section 2), the UCB is an upper
+For a confidence set ``F_t`` of vector-valued functions (``MultiTaskMartingaleMixtureBound``)
+and a scalarization ``s_lambda`` (paper 000, Section 2), the UCB is an upper
 bound on ``max_{f in F_t} s_lambda(f(x))``:
 
 * linear, ``s(y) = w^T y``: ``upper(x, weights=w)``, the exact maximum of ``w^T f(x)``

@@ -14,6 +14,7 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
+from botorch_mtucb.acquisition.input_checks import check_width
 from botorch_mtucb.acquisition.pending import PendingPointsMixin
 from botorch_mtucb.acquisition.posterior_moments import (
     check_posterior_transform,
@@ -21,7 +22,7 @@ from botorch_mtucb.acquisition.posterior_moments import (
 )
 from botorch_mtucb.confidence import mt_kb_width
 from botorch_mtucb.scalarization import LinearScalarization, Scalarization, as_scalarization
-from botorch_mtucb.utils.checks import check_width, check_working_precision
+from botorch_mtucb.utils.checks import check_working_precision
 
 __all__ = [
     "ScalarizedAcquisition",

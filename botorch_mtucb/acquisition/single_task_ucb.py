@@ -58,7 +58,9 @@ from botorch_mtucb.acquisition.posterior_moments import (
     model_posterior,
 )
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedUCB
+from botorch_mtucb.confidence.constant_checks import check_delta
 from botorch_mtucb.confidence.information_gain import observation_information_gain
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_sum_of_squares
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.confidence.single_task_widths import ay_gp_ucb_width, igp_ucb_width
 from botorch_mtucb.models.botorch_readers import (
@@ -68,13 +70,7 @@ from botorch_mtucb.models.botorch_readers import (
     single_output_data,
     unwrap_model_list,
 )
-from botorch_mtucb.utils.checks import (
-    check_delta,
-    check_nonnegative,
-    check_positive,
-    check_sum_of_squares,
-    check_X_pending,
-)
+from botorch_mtucb.utils.checks import check_nonnegative, check_positive, check_X_pending
 
 
 def joint_width(

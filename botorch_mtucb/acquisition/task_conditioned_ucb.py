@@ -14,12 +14,13 @@ from botorch.models.model import Model
 from torch import Tensor
 
 from botorch_mtucb.acquisition.candidates import check_maximize, one_candidate_per_batch
+from botorch_mtucb.acquisition.input_checks import check_width
 from botorch_mtucb.acquisition.pending import PendingPointsMixin
 from botorch_mtucb.acquisition.posterior_moments import (
     check_posterior_transform,
     task_mean_and_variance,
 )
-from botorch_mtucb.utils.checks import as_int, check_width
+from botorch_mtucb.utils.checks import as_int
 
 
 class TaskConditionedUCB(PendingPointsMixin, AnalyticAcquisitionFunction):

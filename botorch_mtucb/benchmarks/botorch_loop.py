@@ -60,8 +60,8 @@ from matplotlib.figure import Figure
 from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
 from botorch_mtucb.benchmarks.coverage import available_cpus
 from botorch_mtucb.benchmarks.timing import benchmark_parser
+from botorch_mtucb.experiments.cli_types import positive_int
 from botorch_mtucb.experiments.plots import save_figure
-from botorch_mtucb.utils.checks import positive_int
 from botorch_mtucb.utils.files import write_atomically
 from botorch_mtucb.utils.threads import pinned_threads
 

@@ -76,9 +76,9 @@ from botorch_mtucb.benchmarks.coverage_report import (
 from botorch_mtucb.benchmarks.coverage_truths import sample_expansion, sample_related_tasks
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence import EmptyConfidenceSetError, task_kernel_matrix
+from botorch_mtucb.experiments.cli_types import positive_int
 from botorch_mtucb.problems import make_kernel
 from botorch_mtucb.utils import argmax_random_ties
-from botorch_mtucb.utils.checks import positive_int
 from botorch_mtucb.utils.random import (
     ENVIRONMENT_STREAM,
     POLICY_STREAM,

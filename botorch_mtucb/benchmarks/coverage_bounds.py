@@ -28,7 +28,7 @@ What each theorem bounds (``f`` of norm at most the ``rkhs_norm_bound`` given):
   counts as a violation;
 * IGP-UCB and AY-GP-UCB (paper 002, Appendix C.2): ``|f(x) - mu_t(x)| <= beta_t
   rho_t(x)``, w.p. ``1 - delta``;
-* the multi-task martingale mixture (issue 12, ``MultiTaskMartingaleMixtureBound``):
+* the multi-task martingale mixture (``MultiTaskMartingaleMixtureBound``):
   ``lower_t(x, e_i) <= f_i(x) <= upper_t(x, e_i)`` for every task, ``x`` and ``t``, w.p.
   ``1 - delta``, given ``||f||_Gamma <= B`` in the RKHS of the multi-task kernel and
   noise components independent across tasks. Paper 000's family: ``Gamma = k B`` with
@@ -321,7 +321,7 @@ class KernelUCBTracker:
 
 
 class MultiTaskMixtureTracker:
-    r"""The exact multi-task martingale-mixture bound (issue 12) on paper 000's family
+    r"""The exact multi-task martingale-mixture bound on paper 000's family
     (full-vector data, the truth's ICM kernel, a linear scalarization drawn each round:
     UCB ``upper(x, w)``) or paper 001's (task-indexed data, ``K_task(b) (x) k``, a task
     revealed each round: UCB ``upper(x, e_i)``); the margins are those of every task's band

@@ -48,12 +48,8 @@ import torch
 from gpytorch.kernels import RBFKernel
 from torch import Tensor
 
-from botorch_mtucb.benchmarks.timing import (
-    benchmark_parser,
-    median_seconds,
-    nonnegative_int,
-    positive_int,
-)
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
+from botorch_mtucb.experiments.cli_types import nonnegative_int, positive_int
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.utils.threads import pinned_threads

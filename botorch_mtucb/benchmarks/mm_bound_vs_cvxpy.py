@@ -30,9 +30,9 @@ import torch
 
 from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import MartingaleMixtureBound
+from botorch_mtucb.experiments.cli_types import nonnegative_int, positive_int
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.problems import RKHSTestFunction, make_kernel
-from botorch_mtucb.utils.checks import nonnegative_int, positive_int
 from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = "the exact martingale-mixture bound in torch vs cvxpy's SOCP (needs cvxpy)"

@@ -12,7 +12,7 @@ Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's 
   adaptive chunks of draws), with Theorem 3's ``q`` for ``T = max(steps)``, ``eps =
   0.5``, ``delta = 0.1`` unless ``--accuracy`` is given. Its round is the median of
   ``--repeats`` runs on copies.
-* Building from data (issue 14; ``mt_bkb_builds``): the seconds to build each model
+* Building from data (``mt_bkb_builds``): the seconds to build each model
   from the ``t - 1`` rows, timed in this process one after the other: the exact
   ``VectorValuedGP``, ``NystromVectorValuedGP`` with its default schedule (adaptive
   chunks) and with ``chunk_size=1`` (Algorithm 2 replayed row by row; for ``t <=
@@ -21,9 +21,9 @@ Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's 
   ``--quick`` measures the memory at its largest ``t`` only (each process costs seconds
   of imports); ``--no-memory`` skips it.
 * Both rounds are the steady state of a run on the finite domain: the models'
-  tracking of the 101 candidates (``track_candidates``, issue 14) is set up before the
+  tracking of the 101 candidates (``track_candidates``) is set up before the
   timed round, as after a run's first round. ``--plain`` also times both rounds on the
-  plain route (no tracking: the cost before issue 14's candidate tracking), in the
+  plain route (no tracking: the cost without the candidate tracking), in the
   same run, and prints the speedups.
 * MT-KB keeps 20 Cholesky factors of size ``t x t`` (``160 t^2`` bytes in float64, in
   buffers of capacity ``t + 32`` built group by group in place; about ``200 t^2``
@@ -71,18 +71,16 @@ from botorch_mtucb.benchmarks.mt_bkb_builds import (
 from botorch_mtucb.benchmarks.mt_bkb_scaling_report import add_ratios, plain_table, plot
 from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import mt_bkb_accuracy
+from botorch_mtucb.experiments.cli_types import positive_int
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
 from botorch_mtucb.problems import MultiTaskProblem, rkhs_problem
-from botorch_mtucb.utils.checks import positive_int
 from botorch_mtucb.utils.linalg import HEADROOM
 from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = "per-step cost of MT-BKB against MT-KB as t grows (20-task RKHS problem)"
 EPS, DELTA = 0.5, 0.1
-TARGET = (
-    10.0  # issue 14, item 3: aim for MT-BKB's step at least 10x cheaper than MT-KB's at t = 5000
-)
+TARGET = 10.0  # the aim: MT-BKB's step at least 10x cheaper than MT-KB's at t = 5000
 
 QUICK_REPLAY_MAX_T = 250  # --quick: the chunk_size=1 build is seconds long at t = 500
 
@@ -92,7 +90,7 @@ def mt_kb_peak_bytes(t: int, num_factors: int) -> float:
     (``num_factors`` blocks of capacity ``t + HEADROOM``, built one group at a time in
     place by ``GrowingCholesky.from_blocks``) plus five ``t x t`` matrices (the Gram
     matrix, one group's matrix being factorized, the kernel's intermediates). An
-    estimate, not a bound: measured in fresh processes (issue 14, 20 factors), 97-104
+    estimate, not a bound: measured in fresh processes (20 factors), 97-104
     MiB for the build at ``t = 700`` (estimate 100.5 MiB) and 0.405 GiB at ``t = 1500``
     (estimate 0.434 GiB).
 

@@ -55,16 +55,12 @@ from torch import Tensor
 from botorch_mtucb.acquisition import ScalarizedMartingaleMixtureUCB
 from botorch_mtucb.bandits import MultiTaskMartingaleMixtureRule
 from botorch_mtucb.benchmarks.icm_posterior import random_task_covariance
-from botorch_mtucb.benchmarks.timing import (
-    benchmark_parser,
-    median_seconds,
-    nonnegative_int,
-    positive_int,
-)
+from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
 )
+from botorch_mtucb.experiments.cli_types import nonnegative_int, positive_int
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.scalarization import ChebyshevScalarization, LinearScalarization
 from botorch_mtucb.utils.threads import pinned_threads

@@ -10,7 +10,7 @@ import timeit
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from botorch_mtucb.utils.checks import nonnegative_int, positive_int  # noqa: F401 (the benchmarks import them from here)
+from botorch_mtucb.experiments.cli_types import nonnegative_int
 
 Result = TypeVar("Result")
 

@@ -28,15 +28,13 @@ import warnings
 import torch
 from torch import Tensor
 
+from botorch_mtucb.confidence.constant_checks import check_delta, check_task_deviation
+from botorch_mtucb.kernels.task_checks import check_b, check_num_tasks
 from botorch_mtucb.utils.checks import (
     as_int,
-    check_b,
-    check_delta,
     check_nonnegative,
     check_nonnegative_tensor,
-    check_num_tasks,
     check_positive,
-    check_task_deviation,
 )
 
 WIDTH_RULES = ("new", "naive", "small_b", "large_b", "large_b_data_dependent")

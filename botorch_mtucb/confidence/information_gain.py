@@ -19,6 +19,11 @@ covariances of ``models.botorch_readers.moments``.
 
 The effective dimension ``Tr(K (K + c I)^{-1})`` of paper 001, eq. 26, shares the
 per-task loop and the incremental tracker, so it lives here too.
+
+Why this module is long: the batch, per-task and incremental gains and the effective
+dimension are one computation (``IncrementalInformationGain`` keeps exactly the values
+that the batch functions compute, and its tests compare the two), each with the formula,
+source and a running example in its docstring.
 """
 
 from __future__ import annotations
@@ -30,16 +35,10 @@ from botorch.models.model import Model
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb.confidence.constant_checks import check_trace_regularization
+from botorch_mtucb.kernels.task_checks import check_b, check_num_tasks, check_task_data
 from botorch_mtucb.models.botorch_readers import is_diagonal, training_covariances
-from botorch_mtucb.utils.checks import (
-    check_b,
-    check_num_tasks,
-    check_positive,
-    check_square_matrix,
-    check_task_data,
-    check_tensor,
-    check_trace_regularization,
-)
+from botorch_mtucb.utils.checks import check_positive, check_square_matrix, check_tensor
 from botorch_mtucb.utils.linalg import GrowingCholesky, cholesky_factor
 
 

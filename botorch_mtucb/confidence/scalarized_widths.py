@@ -19,15 +19,10 @@ import torch
 from botorch.models.model import Model
 from torch import Tensor
 
+from botorch_mtucb.confidence.constant_checks import check_delta, check_eps
 from botorch_mtucb.confidence.information_gain import observation_information_gain
 from botorch_mtucb.models.botorch_readers import smallest_noise_variance, training_covariances
-from botorch_mtucb.utils.checks import (
-    as_int,
-    check_delta,
-    check_eps,
-    check_nonnegative,
-    check_positive,
-)
+from botorch_mtucb.utils.checks import as_int, check_nonnegative, check_positive
 
 
 def mt_kb_width(

@@ -51,6 +51,7 @@ from botorch.models.model import Model
 from botorch.models.model_list_gp_regression import ModelListGP
 from torch import Tensor
 
+from botorch_mtucb.confidence.constant_checks import check_delta
 from botorch_mtucb.confidence.information_gain import observation_information_gain
 from botorch_mtucb.confidence.scalarized_widths import sketch_distortion
 from botorch_mtucb.models.botorch_readers import (
@@ -62,7 +63,6 @@ from botorch_mtucb.models.botorch_readers import (
 )
 from botorch_mtucb.utils.checks import (
     as_int,
-    check_delta,
     check_nonnegative,
     check_nonnegative_tensor,
     check_positive,

@@ -245,7 +245,7 @@ class _RayBackend:
         }
         if self._local:
             # Ray starts its workers at nice 15, which starves them on a machine busy
-            # with anything else (measured here: 20-30x slower rounds with the other core
+            # with anything else (rounds many times slower while the other cores are
             # busy); the local instance is this command's own, so its workers get 0.
             before = _ray_children(ray)
             try:

@@ -29,11 +29,11 @@ from typing import Any, Protocol
 
 from botorch_mtucb.bandits.run_file import RunFileWarning
 from botorch_mtucb.experiments.backends import RAY_EXTRA, ClusterUnavailableError
+from botorch_mtucb.experiments.cli_types import positive_int
 from botorch_mtucb.experiments.output_lock import OutputLockedError
 from botorch_mtucb.experiments.parallel import UnitsFailedError
 from botorch_mtucb.experiments.registry import load_experiments, run_experiment
 from botorch_mtucb.experiments.run_directory import UnwrittenFilesWarning
-from botorch_mtucb.utils.checks import positive_int
 
 MAIN_EXPERIMENT = "sensor-main"
 
@@ -81,7 +81,7 @@ def build_parser(
     run = commands.add_parser(
         "run",
         help="the main job: MT-KB vs IT-KB and MT-CMM-UCB on the real light-sensor data "
-        "(15-30 min; MT-CMM-UCB takes most of it)",
+        "(the longest command; MT-CMM-UCB takes most of its time)",
     )
     run.add_argument(
         "--output", default="results/run", help="output directory (default: %(default)s)"

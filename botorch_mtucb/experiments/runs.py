@@ -27,8 +27,8 @@ from botorch_mtucb.experiments.run_directory import RunDirectory
 CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
 
 # ``Method.cost`` of the methods with the exact (CMM) bound: its round (an eigen-
-# decomposition and a 1-D search) costs several times a closed-form width's (3-10x in the
-# experiments' run files); only the order in which a parallel run sends units uses it.
+# decomposition and a 1-D search) costs several times a closed-form width's (see the
+# seconds per step in the experiments' run files); only the order in which a parallel run sends units uses it.
 EXACT_BOUND_COST = 5.0
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
+from botorch_mtucb.kernels.task_checks import check_task_covariance
 from botorch_mtucb.kernels.task_indices import CheckedIndexKernel
-from botorch_mtucb.utils.checks import check_task_covariance
 
 
 class FixedTaskCovarianceKernel(CheckedIndexKernel):

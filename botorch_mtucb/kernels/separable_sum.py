@@ -39,7 +39,7 @@ from linear_operator.operators import (
 from torch import Tensor
 from torch.nn import Module, ModuleList
 
-from botorch_mtucb.utils.checks import check_task_covariance
+from botorch_mtucb.kernels.task_checks import check_task_covariance
 from botorch_mtucb.utils.module_state import check_structure, module_structure
 
 TaskCovarianceLike = Tensor | LinearOperator | Module

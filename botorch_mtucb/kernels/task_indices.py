@@ -11,7 +11,7 @@ from gpytorch.kernels import IndexKernel
 from linear_operator.operators import LinearOperator
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import check_task_indices
+from botorch_mtucb.kernels.task_checks import check_task_indices
 
 
 class CheckedIndexKernel(IndexKernel):

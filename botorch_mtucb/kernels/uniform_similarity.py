@@ -23,8 +23,9 @@ from gpytorch.kernels import Kernel
 from linear_operator.operators import DenseLinearOperator, LinearOperator
 from torch import Tensor
 
+from botorch_mtucb.kernels.task_checks import check_b
 from botorch_mtucb.kernels.task_indices import CheckedIndexKernel
-from botorch_mtucb.utils.checks import as_int, as_real_tensor, check_b
+from botorch_mtucb.utils.checks import as_int, as_real_tensor
 
 
 def helmert_basis(n: int, dtype: torch.dtype | None = None, device=None) -> Tensor:

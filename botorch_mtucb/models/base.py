@@ -31,6 +31,7 @@ from linear_operator.operators import DenseLinearOperator, LinearOperator
 from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.kernels.task_checks import check_task_indices
 from botorch_mtucb.models.candidate_posterior import CandidatePosterior
 from botorch_mtucb.models.candidate_tracking import CandidateTrackingMixin
 from botorch_mtucb.models.conditioning import ConditioningMixin, ConditioningObservations
@@ -39,7 +40,6 @@ from botorch_mtucb.models.task_noise import TaskNoiseMixin, per_task_values, tas
 from botorch_mtucb.utils.checks import (
     as_int,
     check_kernel_values,
-    check_task_indices,
     check_tensor,
     check_working_precision,
 )
@@ -393,8 +393,8 @@ class FixedKernelMultiTaskModel(
         The same numbers as ``posterior(X).mean.squeeze(-2)`` and
         ``posterior(X).distribution.covariance_matrix`` (``m = num_outputs``), for the
         acquisition functions that evaluate many candidates each round
-        (``acquisition.posterior_moments.posterior_mean_and_covariance``; issue 14,
-        item 1: building the distribution cost about as much as the moments).
+        (``acquisition.posterior_moments.posterior_mean_and_covariance``: building the
+        distribution costs about as much as the moments themselves).
 
         Raises:
             TypeError, ValueError: As ``posterior``; also a ``ValueError`` if ``X``

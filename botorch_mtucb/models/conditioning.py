@@ -34,7 +34,8 @@ from botorch.sampling.base import MCSampler
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.utils.checks import check_kernel_values, check_task_indices, check_tensor
+from botorch_mtucb.kernels.task_checks import check_task_indices
+from botorch_mtucb.utils.checks import check_kernel_values, check_tensor
 from botorch_mtucb.utils.linalg import cholesky_factor
 
 

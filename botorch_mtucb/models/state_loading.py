@@ -27,8 +27,9 @@ from botorch.exceptions.errors import UnsupportedError
 from torch import Tensor
 from torch.nn import Module
 
+from botorch_mtucb.kernels.task_checks import check_task_covariance
 from botorch_mtucb.models.task_noise import per_task_values
-from botorch_mtucb.utils.checks import check_task_covariance, check_tensor
+from botorch_mtucb.utils.checks import check_tensor
 from botorch_mtucb.utils.module_state import check_state_values
 
 

@@ -1,20 +1,26 @@
-"""Argument checks shared by the package (clear errors naming the argument).
+"""Generic argument checks: numbers, counts, tensors, dtypes and computed values (clear
+errors naming the argument).
 
 Every public function that takes a number goes through ``as_float`` (one number),
 ``as_int`` (a count or index) or ``as_real_tensor`` (a number or a tensor of any shape):
 strings, ``None``, booleans and complex numbers raise a ``TypeError`` naming the argument
 and what is accepted, instead of being silently converted (``float("1")``,
-``float(True)``) or failing deep inside torch. This module imports nothing from the
-package, so the kernels, scalarizations and acquisition functions can use it too.
+``float(True)``) or failing deep inside torch. BoTorch's pending points (``X_pending``)
+are checked here too, since the confidence bounds and the acquisitions both take them.
+This module imports nothing from the package, so every layer can use it.
+
+The checks of one concept sit next to it: the task structure in
+``kernels.task_checks``, the papers' constants in ``confidence.constant_checks``, a
+martingale-mixture bound's inputs in ``confidence.martingale_mixture.mixture_checks``,
+an acquisition's candidates and widths in ``acquisition.input_checks`` and the command
+lines' argument types in ``experiments.cli_types``.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import operator
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -143,25 +149,6 @@ def check_nonnegative_tensor(value: float | Tensor, name: str) -> Tensor:
     return tensor
 
 
-def check_delta(delta: float | Tensor) -> float:
-    """``delta`` must lie in the open interval (0, 1).
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_delta
-        >>> check_delta(0.05)
-        0.05
-    """
-    return _in_open_unit_interval(delta, "delta", "delta")
-
-
-def _in_open_unit_interval(value: float | Tensor, name: str, label: str) -> float:
-    """``as_float(value, name)`` in ``(0, 1)``; the error names it as ``label``."""
-    number = as_float(value, name)
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{label} must lie in (0, 1), got {number}")
-    return number
-
-
 def check_nonnegative(value: float | Tensor, name: str) -> float:
     """A finite number ``>= 0``.
 
@@ -188,43 +175,6 @@ def check_positive(value: float | Tensor, name: str) -> float:
     if number <= 0:
         raise ValueError(f"{name} must be > 0, got {number}")
     return number
-
-
-def check_b(b: float | Tensor) -> float:
-    """The task-similarity parameter ``b >= 0`` of paper 001 (``math.inf`` allowed).
-
-    Raises:
-        TypeError: If ``b`` is not a real number.
-        ValueError: If ``b < 0`` or NaN.
-
-    Example:
-        >>> import math
-        >>> from botorch_mtucb.utils.checks import check_b
-        >>> check_b(math.inf)
-        inf
-    """
-    value = as_float(b, "b", finite=False)
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"b must be >= 0 (math.inf allowed), got {value}")
-    return value
-
-
-def check_width(width: float | Tensor) -> Tensor:
-    """A confidence width: a finite number ``>= 0``, returned as a 0-d float64 tensor.
-
-    Raises:
-        TypeError: If ``width`` is not a real number or one-element real tensor.
-        ValueError: If it has more than one element, is negative, NaN or infinite.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_width
-        >>> check_width(2)
-        tensor(2., dtype=torch.float64)
-    """
-    number = as_float(width, "width", finite=False)
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"width must be a finite number >= 0, got {number}")
-    return torch.tensor(number, dtype=torch.float64)
 
 
 def check_floating_dtype(dtype: torch.dtype, name: str = "dtype") -> torch.dtype:
@@ -272,95 +222,6 @@ def check_tensor(value: object, name: str, dim: int | None = None) -> Tensor:
     return value
 
 
-def check_tasks(tasks: object, num_rows: int, num_tasks: int, name: str) -> Tensor:
-    """Check per-row task indices: ``num_rows`` integers in ``[0, num_tasks - 1]``.
-
-    Accepts a tensor of shape ``num_rows`` or ``num_rows x 1`` (integer, or a float
-    tensor holding whole numbers; booleans and complex numbers are refused with a
-    ``TypeError``); returns a ``long`` tensor of shape ``num_rows``.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_tasks
-        >>> check_tasks(torch.tensor([[0.0], [2.0]]), 2, 3, "train_tasks")
-        tensor([0, 2])
-    """
-    if not isinstance(tasks, Tensor):
-        raise TypeError(
-            f"{name} must be a torch.Tensor of task indices, got {type(tasks).__name__}"
-        )
-    if tasks.dtype == torch.bool or tasks.is_complex():
-        raise TypeError(
-            f"{name} must hold integer task indices (an integer tensor, or a float tensor of "
-            f"whole numbers), got a {tasks.dtype} tensor"
-        )
-    if tasks.dim() == 2 and tasks.shape[-1] == 1:
-        tasks = tasks.squeeze(-1)
-    if tasks.dim() != 1 or tasks.shape[0] != num_rows:
-        raise ValueError(
-            f"{name} must have shape ({num_rows},) (one task index per row), "
-            f"got {tuple(tasks.shape)}"
-        )
-    if tasks.is_floating_point():
-        if not torch.isfinite(tasks).all() or (tasks != tasks.round()).any():
-            raise ValueError(f"{name} must hold whole-number task indices")
-    long_tasks = tasks.long()
-    if num_rows and (long_tasks.min() < 0 or long_tasks.max() >= num_tasks):
-        raise ValueError(
-            f"{name} must lie in [0, {num_tasks - 1}], got values in "
-            f"[{long_tasks.min().item()}, {long_tasks.max().item()}]"
-        )
-    return long_tasks
-
-
-def check_alphas(alphas: float | Sequence[float] | Tensor) -> Tensor:
-    """The grid ``A`` as a 1-d float64 CPU tensor of finite positive numbers.
-
-    A single number (or a 0-d tensor) is a grid of one ``alpha``; a sequence or a 1-d
-    tensor is the grid itself. Nothing else: a 2-d ``alphas`` is not flattened.
-
-    Raises:
-        TypeError: If ``alphas`` is not a real number, sequence or tensor (strings,
-            ``None``, booleans and complex numbers included).
-        ValueError: If it has more than one dimension, is empty or holds a
-            non-positive or non-finite value.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_alphas
-        >>> check_alphas([0.5, 2])
-        tensor([0.5000, 2.0000], dtype=torch.float64)
-        >>> try:
-        ...     check_alphas(torch.ones(2, 2))
-        ... except ValueError as error:
-        ...     print(str(error)[:60])
-        alphas must be a number or a 1-d grid of numbers, got shape
-    """
-    tensor = as_real_tensor(alphas, "alphas").to(device="cpu", dtype=torch.float64)
-    if tensor.dim() > 1:
-        raise ValueError(
-            f"alphas must be a number or a 1-d grid of numbers, got shape {tuple(tensor.shape)}; "
-            "pass one grid (e.g. alphas.reshape(-1) if every entry belongs to it)"
-        )
-    tensor = tensor.reshape(-1)
-    if tensor.numel() == 0:
-        raise ValueError("alphas must hold at least one value")
-    if not torch.isfinite(tensor).all() or (tensor <= 0).any():
-        raise ValueError(f"alphas must be finite and > 0, got {tensor.tolist()}")
-    return tensor
-
-
-def check_eps(eps: float | Tensor) -> float:
-    """The sketch accuracy ``eps`` must lie in the open interval (0, 1).
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_eps
-        >>> check_eps(0.5)
-        0.5
-    """
-    return _in_open_unit_interval(eps, "eps", "eps (the sketch accuracy epsilon)")
-
-
 def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``; a ``ValueError`` naming them otherwise.
 
@@ -372,150 +233,6 @@ def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
-
-
-def check_finite_width(width: float) -> None:
-    """A width that must be finite and ``>= 0`` (paper 001's widths at ``b = inf``).
-
-    Raises:
-        ValueError: If ``width`` is NaN, infinite or negative.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_finite_width
-        >>> check_finite_width(2.0)  # returns None; raises for inf, NaN or < 0
-    """
-    if not math.isfinite(width) or width < 0:
-        raise ValueError(
-            f"the width must be finite and >= 0, got {width} (at b = inf the widths are "
-            "finite only for task_deviation = 0)"
-        )
-
-
-def check_task_variances(task_variances: Tensor) -> Tensor:
-    """``task_variances`` (the diagonal of ``B``) as a flat float64 tensor.
-
-    Raises:
-        ValueError: If any variance is not finite or not positive.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_task_variances
-        >>> check_task_variances([1.0, 2.0])
-        tensor([1., 2.], dtype=torch.float64)
-    """
-    task_variances = torch.as_tensor(task_variances, dtype=torch.float64).reshape(-1)
-    if (task_variances <= 0).any() or not torch.isfinite(task_variances).all():
-        raise ValueError("task_variances must be finite and > 0")
-    return task_variances
-
-
-def check_task_covariance(
-    task_covariance: Tensor, num_tasks: int | None = None, name: str = "task_covariance"
-) -> Tensor:
-    """Check that ``task_covariance`` is a finite, symmetric PSD matrix.
-
-    Args:
-        task_covariance: Tensor of shape ``... x n x n``.
-        num_tasks: If given, the required ``n``.
-        name: The argument name used in error messages.
-
-    Returns:
-        The matrix, symmetrized exactly (``(B + B^T) / 2``).
-
-    Raises:
-        TypeError: If it is not a real (integer or floating-point) tensor.
-        ValueError: If it is not square, is empty (``n = 0`` or a batch dimension
-            of size 0), has the wrong size, holds NaN/inf, is not
-            symmetric (relative tolerance 1e-6) or has an eigenvalue below
-            ``-1e-8 * max(1, largest eigenvalue)`` (float64) / ``-1e-5 * ...`` (float32).
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_task_covariance
-        >>> check_task_covariance(torch.tensor([[1.0, 0.5], [0.5, 1.0]]), num_tasks=2)
-        tensor([[1.0000, 0.5000],
-                [0.5000, 1.0000]])
-    """
-    if not isinstance(task_covariance, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(task_covariance).__name__}")
-    if task_covariance.dtype == torch.bool or task_covariance.is_complex():
-        raise TypeError(f"{name} must be a real tensor, got dtype {task_covariance.dtype}")
-    if task_covariance.dim() < 2 or task_covariance.shape[-1] != task_covariance.shape[-2]:
-        raise ValueError(
-            f"{name} must be a square n x n matrix, got shape {tuple(task_covariance.shape)}"
-        )
-    if task_covariance.numel() == 0:
-        raise ValueError(
-            f"{name} must be n x n with n >= 1 (one row per task) and no empty batch "
-            f"dimension, got shape {tuple(task_covariance.shape)}"
-        )
-    if num_tasks is not None and task_covariance.shape[-1] != num_tasks:
-        raise ValueError(
-            f"{name} must be {num_tasks} x {num_tasks} (the number of tasks), "
-            f"got {tuple(task_covariance.shape)}"
-        )
-    if not torch.isfinite(task_covariance).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    scale = task_covariance.abs().amax().clamp_min(1.0)
-    asym = (task_covariance - task_covariance.transpose(-1, -2)).abs().amax()
-    if asym > 1e-6 * scale:
-        raise ValueError(f"{name} must be symmetric, max |B - B^T| = {asym.item():.3g}")
-    sym = 0.5 * (task_covariance + task_covariance.transpose(-1, -2))
-    eigenvalues = torch.linalg.eigvalsh(sym.double())
-    tol = (1e-8 if sym.dtype == torch.float64 else 1e-5) * eigenvalues.amax().clamp_min(1.0)
-    if (eigenvalues < -tol).any():
-        raise ValueError(
-            f"{name} must be positive semi-definite, smallest eigenvalue "
-            f"{eigenvalues.amin().item():.3g}"
-        )
-    return sym
-
-
-def check_num_tasks(num_tasks: int) -> int:
-    """The number of tasks: an int ``>= 1``.
-
-    Raises:
-        TypeError: If ``num_tasks`` is not an int.
-        ValueError: If ``num_tasks < 1``.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_num_tasks
-        >>> check_num_tasks(3)
-        3
-    """
-    return as_int(num_tasks, "num_tasks", 1)
-
-
-def check_task_deviation(task_deviation: float | Tensor) -> float:
-    """The task deviation ``epsilon`` of paper 001 (eq. 5), a number in ``[0, 2]``.
-
-    Raises:
-        TypeError: If it is not a real number.
-        ValueError: If it lies outside ``[0, 2]``.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_task_deviation
-        >>> check_task_deviation(0.3)
-        0.3
-    """
-    value = as_float(task_deviation, "task_deviation")
-    if not 0.0 <= value <= 2.0:
-        raise ValueError(
-            f"task_deviation (epsilon of paper 001, eq. 5) must lie in [0, 2], got {value}"
-        )
-    return value
-
-
-def check_task_data(train_X: Tensor, train_tasks: Tensor, num_tasks: int) -> Tensor:
-    """``train_X`` (``t x d``, finite) and its task indices as a ``long`` tensor ``t``.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_task_data
-        >>> check_task_data(torch.zeros(2, 1), torch.tensor([1, 0]), num_tasks=2)
-        tensor([1, 0])
-    """
-    check_tensor(train_X, "train_X", dim=2)
-    return check_tasks(train_tasks, train_X.shape[0], num_tasks, "train_tasks")
 
 
 def check_square_matrix(matrix: Tensor, name: str) -> int:
@@ -534,187 +251,6 @@ def check_square_matrix(matrix: Tensor, name: str) -> int:
     return matrix.shape[-1]
 
 
-def check_trace_regularization(value: float | Tensor, name: str) -> float:
-    """A regularization ``c > 0`` of ``Tr(K (K + c I)^{-1})``; ``math.inf`` allowed.
-
-    Example:
-        >>> import math
-        >>> from botorch_mtucb.utils.checks import check_trace_regularization
-        >>> check_trace_regularization(math.inf, "c")
-        inf
-    """
-    c = as_float(value, name, finite=False)
-    if math.isnan(c) or c <= 0:
-        raise ValueError(f"{name} must be > 0 (math.inf allowed), got {c}")
-    return c
-
-
-def check_training_data(
-    X: Tensor, Y: Tensor, dim: int | None = None, names: tuple[str, str] = ("train_X", "train_Y")
-) -> None:
-    """``X`` ``t x d`` (``d = dim`` if given) and ``Y`` ``t x 1``, real tensors without NaN/inf.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_training_data
-        >>> check_training_data(torch.zeros(4, 2), torch.zeros(4, 1))
-    """
-    x_name, y_name = names
-    rows = "t" if dim is None else "m"
-    if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
-        raise TypeError(f"{x_name} and {y_name} must be torch.Tensors")
-    if X.dim() != 2 or (dim is not None and X.shape[-1] != dim):
-        columns = "d" if dim is None else dim
-        raise ValueError(f"{x_name} must be {rows} x {columns}, got shape {tuple(X.shape)}")
-    if Y.dim() != 2 or Y.shape != (X.shape[0], 1):
-        raise ValueError(
-            f"{y_name} must be {rows} x 1 with {rows} = {X.shape[0]} (the rows of {x_name}), "
-            f"got shape {tuple(Y.shape)}"
-        )
-    for name, value in ((x_name, X), (y_name, Y)):
-        if value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-        finite = torch.isfinite(value)
-        if not finite.all():
-            raise ValueError(
-                f"{name} must not contain NaN or inf, got {int((~finite).sum())} non-finite "
-                f"of {value.numel()} entries"
-            )
-
-
-def check_query_points(X: Tensor, dim: int, name: str = "X") -> None:
-    """Points ``batch x dim`` (any leading batch shape) without NaN/inf; errors name the
-    argument ``name``.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_query_points
-        >>> check_query_points(torch.zeros(5, 3, 2), dim=2)
-        >>> try:
-        ...     check_query_points(torch.zeros(2, 3), dim=2, name="X_pending")
-        ... except ValueError as error:
-        ...     print(error)
-        X_pending must have shape batch x 2, got (2, 3)
-    """
-    if not isinstance(X, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(X).__name__}")
-    if X.dim() < 1 or X.shape[-1] != dim:
-        raise ValueError(f"{name} must have shape batch x {dim}, got {tuple(X.shape)}")
-    if not torch.isfinite(X).all():
-        raise ValueError(f"{name} must not contain NaN or inf")
-
-
-def check_unbatched_kernel(kernel: object) -> None:
-    """A GPyTorch ``Kernel`` without batch shape.
-
-    Example:
-        >>> from gpytorch.kernels import RBFKernel
-        >>> from botorch_mtucb.utils.checks import check_unbatched_kernel
-        >>> check_unbatched_kernel(RBFKernel())
-    """
-    from gpytorch.kernels import Kernel
-
-    if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel must be a gpytorch Kernel, got {type(kernel).__name__}")
-    if kernel.batch_shape != torch.Size([]):
-        raise ValueError(f"kernel must not be batched, got batch_shape {kernel.batch_shape}")
-
-
-def check_sum_of_squares(
-    Y: Tensor, name: str, consequence: str = "the radius R_t^2 of paper 002's eq. (8)"
-) -> None:
-    """``sum_i y_i^2`` of ``Y`` is finite in float64 (a least-squares radius such as
-    paper 002's eq. (8), or a posterior mean ``K (K + lambda I)^{-1} y``, does not
-    overflow).
-
-    Args:
-        Y: The observations.
-        name: Their name, for the message.
-        consequence: What would not be finite, for the message.
-
-    Raises:
-        ValueError: If the sum of squares overflows, naming ``name``.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_sum_of_squares
-        >>> check_sum_of_squares(torch.tensor([[1e150], [2.0]], dtype=torch.float64), "train_Y")
-        >>> try:
-        ...     check_sum_of_squares(torch.tensor([[1e300]], dtype=torch.float64), "train_Y")
-        ... except ValueError as error:
-        ...     print(str(error)[:56])
-        train_Y is too large for float64: the sum of its squares
-    """
-    total = float(Y.detach().to(torch.float64).square().sum())
-    if not math.isfinite(total):
-        largest = float(Y.detach().abs().max())
-        raise ValueError(
-            f"{name} is too large for float64: the sum of its squares overflows (largest "
-            f"|y| = {largest:.3g}), so {consequence} is not finite; rescale {name} (and "
-            "rkhs_norm_bound and noise_std by the same factor)"
-        )
-
-
-def check_normal_floats(values: dict[str, float]) -> None:
-    """Each derived number of ``values`` (a description such as ``"noise_std**2"``: its
-    value) is a normal, finite positive float64: it neither overflows to ``inf`` nor
-    underflows to ``0`` (or below the smallest normal float).
-
-    Raises:
-        ValueError: Naming the first number out of range.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_normal_floats
-        >>> noise_std = 1e-200
-        >>> check_normal_floats({"noise_std**2": 0.1 * 0.1})
-        >>> try:
-        ...     check_normal_floats({"noise_std**2": noise_std * noise_std})
-        ... except ValueError as error:
-        ...     print(error)
-        noise_std**2 = 0 underflows float64 (it must lie in [2.23e-308, 1.8e+308])
-    """
-    info = torch.finfo(torch.float64)
-    for name, value in values.items():
-        if not info.tiny <= value <= info.max:
-            problem = "overflows" if value > 1.0 else "underflows"
-            raise ValueError(
-                f"{name} = {value:g} {problem} float64 (it must lie in "
-                f"[{info.tiny:.3g}, {info.max:.3g}])"
-            )
-
-
-def check_mixture_numbers(
-    rkhs_norm_bound: float | Tensor | None,
-    noise_std: float | Tensor,
-    delta: float | Tensor,
-    mixture_scale: float | Tensor,
-) -> tuple[float | None, float, float, float]:
-    """The numbers of a martingale-mixture bound (paper 002, eq. (8)): ``B > 0`` (or
-    ``None``: chosen from the data), ``sigma > 0``, ``delta`` in ``(0, 1)``, ``c > 0``,
-    with ``B^2``, ``sigma^2`` and ``sigma^2 / c`` normal float64 numbers (each would give
-    NaN bounds otherwise), as Python floats.
-
-    Raises:
-        TypeError: For a non-number.
-        ValueError: Naming the first number out of its range.
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import check_mixture_numbers
-        >>> check_mixture_numbers(2, 0.1, 0.01, 1)
-        (2.0, 0.1, 0.01, 1.0)
-    """
-    norm = None if rkhs_norm_bound is None else check_positive(rkhs_norm_bound, "rkhs_norm_bound")
-    sigma = check_positive(noise_std, "noise_std")
-    delta = check_delta(delta)
-    c = check_positive(mixture_scale, "mixture_scale")
-    check_normal_floats({
-        "rkhs_norm_bound**2": 1.0 if norm is None else norm * norm,
-        "noise_std**2": sigma * sigma,
-        "noise_std**2 / mixture_scale": sigma * sigma / c,
-    })  # fmt: skip
-    return norm, sigma, delta, c
-
-
 def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
     """The dtype of values computed at points ``X``: ``X``'s floating dtype, ``float64``
     for integer ``X`` (cast like BoTorch does).
@@ -731,44 +267,6 @@ def real_output_dtype(X: Tensor, name: str = "X") -> torch.dtype:
     if X.dtype == torch.bool or X.is_complex():
         raise TypeError(f"{name} must be a real (floating or integer) tensor, got dtype {X.dtype}")
     return X.dtype if X.is_floating_point() else torch.float64
-
-
-def check_task_indices(
-    indices: object, num_tasks: int, name: str, num_rows: int | None = None
-) -> Tensor:
-    """Task indices in ``[0, num_tasks - 1]`` as a ``long`` tensor; booleans refused.
-
-    ``check_tasks`` for a tensor of any shape (``num_rows=None``: the shape is kept) or
-    for one index per row (``num_rows`` given: shape ``num_rows`` or ``num_rows x 1``,
-    returned flat). Integer tensors and floating tensors of whole numbers (BoTorch's
-    ``MultiTaskGP`` passes its task column as floats) are accepted.
-
-    Raises:
-        TypeError: If ``indices`` is not a tensor, or is a boolean or complex one
-            (``True`` is not the task index 1).
-        ValueError: For a non-whole or non-finite float, an index out of range, or
-            (``num_rows`` given) the wrong shape.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_task_indices
-        >>> check_task_indices(torch.tensor([[0.0], [2.0]]), 3, "x1")
-        tensor([[0],
-                [2]])
-        >>> try:
-        ...     check_task_indices(torch.tensor([True, False]), 3, "train_tasks")
-        ... except TypeError as error:
-        ...     print(str(error)[:50])
-        train_tasks must hold integer task indices (an int
-    """
-    if num_rows is not None:
-        return check_tasks(indices, num_rows, num_tasks, name)
-    if not isinstance(indices, Tensor):
-        raise TypeError(
-            f"{name} must be a torch.Tensor of task indices, got {type(indices).__name__}"
-        )
-    flat = check_tasks(indices.reshape(-1), indices.numel(), num_tasks, name)
-    return flat.reshape(indices.shape)
 
 
 def check_working_precision(value: Tensor, name: str) -> Tensor:
@@ -877,51 +375,6 @@ def check_finite_result(values: Tensor, name: str, inputs: Tensor | None = None)
     )
 
 
-def check_candidates(X: object, dim: int | None = None) -> Tensor:
-    """Candidates of an analytic acquisition: a tensor ``batch_shape x 1 x d`` (``q = 1``).
-
-    A 2-d ``X`` is BoTorch's ``q x d`` (one batch), so it must be ``1 x d``.
-
-    Raises:
-        TypeError: If ``X`` is not a tensor.
-        ValueError: If ``X`` has fewer than 2 dimensions, ``q != 1`` (q = 1 is required:
-            the acquisitions score one point per batch entry), or (``dim`` given) its
-            last dimension is not ``dim``.
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.utils.checks import check_candidates
-        >>> check_candidates(torch.zeros(5, 1, 2), dim=2).shape
-        torch.Size([5, 1, 2])
-        >>> try:
-        ...     check_candidates(torch.zeros(5, 3, 2))
-        ... except ValueError as error:
-        ...     print(str(error)[:58])
-        X must have shape batch_shape x 1 x d: q = 1 is required (
-    """
-    shape = f"batch_shape x 1 x {'d' if dim is None else dim}"
-    if not isinstance(X, Tensor):
-        raise TypeError(f"X must be a torch.Tensor of shape {shape}, got {type(X).__name__}")
-    if X.dim() < 2:
-        raise ValueError(
-            f"X must have shape {shape} (one candidate per batch entry; a single point x "
-            f"is x.reshape(1, 1, -1)), got shape {tuple(X.shape)}"
-        )
-    q = X.shape[-2]
-    if q != 1:
-        hint = " (for one candidate per row, pass X.unsqueeze(-2))" if X.dim() == 2 else ""
-        raise ValueError(
-            f"X must have shape {shape}: q = 1 is required (one candidate per batch entry; "
-            f"joint q-batches are not supported), got q = {q} in shape {tuple(X.shape)}{hint}"
-        )
-    if dim is not None and X.shape[-1] != dim:
-        raise ValueError(
-            f"X must have shape {shape} (d = {dim}, the dimension of the training inputs), "
-            f"got shape {tuple(X.shape)}"
-        )
-    return X
-
-
 def check_X_pending(X_pending: object, dim: int | None = None) -> Tensor | None:
     """``X_pending``: ``None`` or an ``m x d`` floating tensor without NaN/inf.
 
@@ -983,37 +436,3 @@ def check_X_pending(X_pending: object, dim: int | None = None) -> Tensor | None:
             stacklevel=3,
         )
     return X_pending.detach()
-
-
-def positive_int(text: str) -> int:
-    """An ``argparse`` type: an integer ``>= 1`` (else a one-line usage error).
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import positive_int
-        >>> positive_int("3")
-        3
-    """
-    return _int_at_least(text, 1)
-
-
-def nonnegative_int(text: str) -> int:
-    """An ``argparse`` type: an integer ``>= 0`` (else a one-line usage error).
-
-    Example:
-        >>> from botorch_mtucb.utils.checks import nonnegative_int
-        >>> nonnegative_int("0")
-        0
-    """
-    return _int_at_least(text, 0)
-
-
-def _int_at_least(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= {minimum}, got {text!r}"
-        ) from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-    return value

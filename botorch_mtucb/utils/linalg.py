@@ -188,7 +188,7 @@ class GrowingCholesky:
         regularization: float | None = None,
     ) -> GrowingCholesky:
         r"""Factorize ``batch_size`` matrices one at a time, each built and factorized
-        in its own block of the buffer (issue 14, item 3: peak memory).
+        in its own block of the buffer (to bound the peak memory).
 
         ``fill(block, g)`` writes matrix ``g`` (``size x size``, SPD) into ``block`` (a
         view of the buffer) in place; its factor then replaces it there. The peak is the

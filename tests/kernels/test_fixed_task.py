@@ -9,7 +9,7 @@ from gpytorch.kernels import MultitaskKernel, RBFKernel
 from oracles import numpy_kernel, random_psd
 
 from botorch_mtucb.kernels import FixedTaskCovarianceKernel
-from botorch_mtucb.utils.checks import check_task_covariance
+from botorch_mtucb.kernels.task_checks import check_task_covariance
 
 
 def _np(tensor) -> np.ndarray:

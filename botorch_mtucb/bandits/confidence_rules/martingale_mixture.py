@@ -39,9 +39,11 @@ from botorch_mtucb.confidence import (
 )
 from botorch_mtucb.confidence.martingale_mixture import choose_rkhs_norm_bound
 from botorch_mtucb.confidence.martingale_mixture.alpha_search import search_range
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_alphas
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
+from botorch_mtucb.kernels.task_checks import check_b
 from botorch_mtucb.scalarization import Scalarization
-from botorch_mtucb.utils.checks import check_alphas, check_b, check_choice, check_positive
+from botorch_mtucb.utils.checks import check_choice, check_positive
 from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.utils.screening import screened_argmax
 

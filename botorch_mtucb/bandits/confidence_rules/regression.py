@@ -22,12 +22,13 @@ from torch import Tensor
 
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
 from botorch_mtucb.confidence.agnostic_widths import multitask_regularization, multitask_widths
+from botorch_mtucb.confidence.constant_checks import check_finite_width
 from botorch_mtucb.confidence.information_gain import (
     IncrementalInformationGain,
     task_kernel_matrix,
 )
+from botorch_mtucb.kernels.task_checks import check_b
 from botorch_mtucb.models import VectorValuedGP
-from botorch_mtucb.utils.checks import check_b, check_finite_width
 from botorch_mtucb.utils.domains import (
     BoxDomain,
     Domain,

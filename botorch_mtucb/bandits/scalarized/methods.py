@@ -45,10 +45,13 @@ from botorch_mtucb.bandits.confidence_rules import (
 from botorch_mtucb.bandits.policy import ConfidencePolicy
 from botorch_mtucb.bandits.rounds import ScalarizedRound
 from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound, mt_bkb_accuracy
+from botorch_mtucb.confidence.constant_checks import check_eps
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_alphas
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
+from botorch_mtucb.kernels.task_checks import check_task_variances
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
-from botorch_mtucb.utils.checks import as_float, check_alphas, check_eps, check_task_variances
+from botorch_mtucb.utils.checks import as_float
 from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain
 
 

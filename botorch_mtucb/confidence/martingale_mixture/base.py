@@ -39,6 +39,10 @@ from botorch_mtucb.confidence.martingale_mixture.emptiness import (
 )
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
+    check_mixture_numbers,
+    check_query_points,
+)
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import rkhs_norm_bound_from_spectrum
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
@@ -49,8 +53,6 @@ from botorch_mtucb.confidence.martingale_mixture.state import RebuiltOnLoad
 from botorch_mtucb.utils.checks import (
     as_float,
     check_finite_result,
-    check_mixture_numbers,
-    check_query_points,
     check_X_pending,
     real_output_dtype,
 )

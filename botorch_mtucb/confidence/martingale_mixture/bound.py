@@ -21,14 +21,14 @@ from torch import Tensor
 from torch.nn import Module
 
 from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
-from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
-from botorch_mtucb.models.botorch_readers import single_output_data
-from botorch_mtucb.utils.checks import (
-    check_kernel_values,
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
     check_sum_of_squares,
     check_training_data,
     check_unbatched_kernel,
 )
+from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
+from botorch_mtucb.models.botorch_readers import single_output_data
+from botorch_mtucb.utils.checks import check_kernel_values
 
 _DTYPE = torch.float64
 

@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.utils.checks import check_alphas
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_alphas
 from botorch_mtucb.utils.linalg import GrowingCholesky
 
 MAX_ALPHAS = 100  # alphas of one grid bound (a factor, or a dual, per alpha)

@@ -39,15 +39,11 @@ from torch import Tensor
 from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
 from botorch_mtucb.confidence.martingale_mixture.kronecker import KroneckerSpectrum
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_sum_of_squares
 from botorch_mtucb.confidence.martingale_mixture.spectra import DenseSpectrum, ObservationSpectrum
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
-from botorch_mtucb.utils.checks import (
-    check_kernel_values,
-    check_positive,
-    check_sum_of_squares,
-    check_task_covariance,
-    check_task_indices,
-)
+from botorch_mtucb.kernels.task_checks import check_task_covariance, check_task_indices
+from botorch_mtucb.utils.checks import check_kernel_values, check_positive
 
 _DTYPE = torch.float64
 

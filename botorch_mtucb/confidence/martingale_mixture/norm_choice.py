@@ -53,6 +53,7 @@ import math
 import torch
 from torch import Tensor
 
+from botorch_mtucb.confidence.constant_checks import check_delta
 from botorch_mtucb.confidence.martingale_mixture.emptiness import (
     contradicts,
     min_radius_tilde_squared,
@@ -62,7 +63,7 @@ from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     spectral_radius_squared,
 )
-from botorch_mtucb.utils.checks import check_delta, check_positive, check_square_matrix
+from botorch_mtucb.utils.checks import check_positive, check_square_matrix
 
 DEFAULT_NORM_FACTOR = 1.0
 

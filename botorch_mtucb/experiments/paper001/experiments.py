@@ -18,7 +18,7 @@ records the chosen ``b``, its regularization and the sweep's means. Runs use one
 thread unless ``--threads`` says otherwise (small vector operations are faster
 without threading).
 
-MT-CMM-UCB / MT-CMM-AL (MT-UCB / MT-AL with the multi-task CMM bound, issue 12) get a
+MT-CMM-UCB / MT-CMM-AL (MT-UCB / MT-AL with the multi-task CMM bound) get a
 sweep of their own (``sweep_cmm``: ``b = 0``, the independent baseline, and the ``b`` of
 the grid, run into ``b_sweep`` as ``"MT-CMM-UCB b=..."``); the tables add the run at
 their best ``b`` and the one at ``b = 0``, and ``summary.json`` records ``cmm_b`` and
