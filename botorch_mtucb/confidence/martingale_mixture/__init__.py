@@ -1,6 +1,6 @@
 """Paper 002's martingale-mixture confidence bounds (exact, grid and analytic).
 
-One bound, ``base.MartingaleMixtureBoundBase`` (data, numbers, emptiness, pending
+One bound, ``bound_base.MartingaleMixtureBoundBase`` (data, numbers, emptiness, pending
 points, state, the evaluation), with pluggable spectra: ``spectra`` (the spectrum object
 a bound holds: ``GramCacheSpectrum`` for one task, ``DenseSpectrum`` for multi-task Gram
 matrices) and ``kronecker`` (``K_t (x) B`` for one ICM term and full vectors, with its

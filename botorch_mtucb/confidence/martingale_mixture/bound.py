@@ -2,7 +2,7 @@ r"""The single-task martingale-mixture bound of paper 002: ``f(x)`` from scalar 
 
 Source: paper 002 (Flynn, Reeb et al., *Tighter Confidence Bounds for Sequential Kernel
 Regression*), Section 4 and Appendix E.2. ``MartingaleMixtureBound`` is the one-task
-case of the one bound (``base.MartingaleMixtureBoundBase``: data, numbers, emptiness,
+case of the one bound (``bound_base.MartingaleMixtureBoundBase``: data, numbers, emptiness,
 pending points, state), with the spectrum of ``K_t`` and the Cholesky factors of ``K_t +
 alpha I`` grown in place (``spectra.GramCacheSpectrum``); it adds what is particular to
 one output: the constructor's kernel, an input transform and the outcome map of a
@@ -20,7 +20,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 from torch.nn import Module
 
-from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
+from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
     check_sum_of_squares,
     check_training_data,
@@ -81,7 +81,7 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
     training inputs plus the pending points (``hallucination.py``; kept for the last
     ``X_pending``).
 
-    The one bound of ``base`` for one task: its spectrum object (``gram_spectrum``) is
+    The one bound of ``bound_base`` for one task: its spectrum object (``gram_spectrum``) is
     ``spectra.GramCacheSpectrum``; ``MultiTaskMartingaleMixtureBound`` with one task and
     ``B = [[1]]`` gives the same bounds to round-off.
 

@@ -16,7 +16,7 @@ is the posterior standard deviation with regularization ``alpha`` on the trainin
 inputs *and* the pending points ``P``. ``PendingInputs`` holds what ``rho^P_alpha``
 needs: the augmented Gram matrix, its spectrum (exact bounds; the multi-task bounds'
 grid bounds too) and its regularized Cholesky factors (the single-task grid and
-analytic bounds). A bound keeps the last one (``base``), its spectrum object builds it
+analytic bounds). A bound keeps the last one (``bound_base``), its spectrum object builds it
 (``spectra``, ``kronecker``): the multi-task bounds hallucinate every task at a pending
 point.
 """

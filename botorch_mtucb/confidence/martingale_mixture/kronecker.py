@@ -39,7 +39,7 @@ from botorch_mtucb.confidence.martingale_mixture.spectra import (
 from botorch_mtucb.utils.checks import check_kernel_values
 
 if TYPE_CHECKING:
-    from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
+    from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 
 SERIES_TERMS = 32  # KroneckerSpectralDual: (10^(1/8) - 1)^32 = 5e-16
 GRID_CHUNK = 2**20  # grid bounds on the Kronecker route: alphas x t x n per batch

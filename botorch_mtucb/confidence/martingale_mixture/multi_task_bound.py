@@ -17,7 +17,7 @@ w>``, so the argument of Lemma 4.2 and Theorem 4.4 goes through with it): exact
 (CMM), grid (DMM) and analytic (AMM) bounds on any ``w^T f(x)``, per-task bounds
 ``w = e_i`` included, lower bounds mirrored.
 
-``MultiTaskMartingaleMixtureBound`` is the one bound (``base.MartingaleMixtureBoundBase``)
+``MultiTaskMartingaleMixtureBound`` is the one bound (``bound_base.MartingaleMixtureBoundBase``)
 with the scalar observations as data and the functionals ``w`` as weights; its spectrum
 is that of ``K_t (x) B`` for one ICM term and full-vector data (``kronecker``:
 ``O(t^3 + n^3)`` per data set, never ``(n t)^3``) and the dense ``M x M`` Gram matrix
@@ -36,7 +36,7 @@ import torch
 from gpytorch.kernels import Kernel
 from torch import Tensor
 
-from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
+from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
 from botorch_mtucb.confidence.martingale_mixture.kronecker import KroneckerSpectrum
 from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_sum_of_squares
@@ -65,7 +65,7 @@ class MultiTaskMartingaleMixtureBound(MartingaleMixtureBoundBase):
     task-indexed (``train_Y`` ``t x 1`` with ``train_tasks``; paper 001); the bound keeps
     the kind it was built with (``append_observations`` takes the same kind).
 
-    The one bound of ``base`` with the scalar observations as data: its spectrum
+    The one bound of ``bound_base`` with the scalar observations as data: its spectrum
     object (``gram_spectrum``) is ``kronecker.KroneckerSpectrum`` for one ICM term and
     full vectors (``kronecker_route``), ``spectra.DenseSpectrum`` otherwise.
 

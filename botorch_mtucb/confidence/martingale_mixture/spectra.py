@@ -3,7 +3,7 @@ r"""The spectrum a martingale-mixture bound reads, one class per route (pluggabl
 Paper 002's bounds (Section 4) read the Gram matrix ``K`` of the scalar observations only
 through its spectrum ``K = U diag(lambda) U^T``, ``z = U^T y`` and the projections ``U^T
 k_L`` of the functional ``L`` bounded (``GramSpectrum``: the radius of eq. (8), the dual
-of eq. (12), the empty-set test of Lemma 4.2). A bound (``base.MartingaleMixtureBoundBase``)
+of eq. (12), the empty-set test of Lemma 4.2). A bound (``bound_base.MartingaleMixtureBoundBase``)
 holds the kernel, the data and the numbers, and one spectrum object, chosen when it is
 built, that holds what is derived from them and computes the bounds:
 
@@ -52,7 +52,7 @@ from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import (
 from botorch_mtucb.utils.checks import check_kernel_values
 
 if TYPE_CHECKING:
-    from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
+    from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 
 _DTYPE = torch.float64
 

@@ -15,7 +15,7 @@ from botorch_mtucb.confidence import (
     MartingaleMixtureBound,
     MultiTaskMartingaleMixtureBound,
 )
-from botorch_mtucb.confidence.martingale_mixture.base import MartingaleMixtureBoundBase
+from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 
 NORM = 6.0
 ALPHAS = (None, [1e-3, 1e-2, 1e-1], SIGMA**2)  # exact, grid, analytic

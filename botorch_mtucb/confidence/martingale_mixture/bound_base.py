@@ -78,7 +78,7 @@ class MartingaleMixtureBoundBase(RebuiltOnLoad):
         >>> from gpytorch.kernels import RBFKernel
         >>> from botorch_mtucb.confidence import (
         ...     MartingaleMixtureBound, MultiTaskMartingaleMixtureBound)
-        >>> from botorch_mtucb.confidence.martingale_mixture.base import (
+        >>> from botorch_mtucb.confidence.martingale_mixture.bound_base import (
         ...     MartingaleMixtureBoundBase)
         >>> X = torch.rand(5, 1, dtype=torch.float64)
         >>> one = MartingaleMixtureBound(X, X.sin(), RBFKernel(), 5.0, 0.1, 0.01)
