@@ -6,7 +6,7 @@ multi-task kernel ``sum_j k_j(x, x') B_j`` and a noise variance ``eta``; both re
 BoTorch posteriors with the full cross-task covariance and can be conditioned on new
 rows.
 
-Why over 500 lines: this module is BoTorch's ``Model`` contract for both models in one
+Why this module is long: this module is BoTorch's ``Model`` contract for both models in one
 place (data checks, ``posterior`` with ``output_indices``, ``observation_noise`` and
 ``posterior_transform``, per-point moments, ``subset_output``, the checks of appended
 rows) plus ``eigen_groups``, which both models' ICM routes use. The abilities that are

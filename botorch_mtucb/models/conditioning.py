@@ -15,7 +15,7 @@ observations (BoTorch's fantasies make ``num_fantasies x batch`` models), noise
 variances other than the model's regularization, and observations of the other kind
 of data (all tasks at a point for a task-indexed model, and the reverse).
 
-Why over 500 lines: the module holds the conditioned observations with their fitted
+Why this module is long: the module holds the conditioned observations with their fitted
 factor (``ConditioningObservations``) and the one place that decides between the
 model's in-place update and this conditioning (``ConditioningMixin``:
 ``condition_on_observations`` and ``fantasize``); the mixin is the object's only user,

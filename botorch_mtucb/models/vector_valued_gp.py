@@ -9,7 +9,7 @@ constant prior mean per task and a noise variance per task generalize these exac
 The two factorizations are ``models.eigen_route`` (ICM kernels, full-vector data) and
 ``models.general_route`` (the Gram matrix of the scalar observations).
 
-Why about 500 lines: the class docstring carries the paper's formulas, the routes and
+Why this module is long: the class docstring carries the paper's formulas, the routes and
 running examples of the public constructor, and the class keeps the model-level
 operations that read both routes (``from_model``, ``append_observations``,
 ``information_gain``, ``sample_candidates``); the routes' algebra is in the two modules

@@ -21,6 +21,10 @@ of Srinivas et al. 2010, Theorem 1, for a finite domain, ``w_t = sqrt(2 log(|X| 
 / (6 delta)))`` (``GPUCBRadius``); the radius of their released code (Dragonfly,
 ``dragonfly/opt/multiobjective_gpb_acquisitions.py``, ``_get_ucb_beta_th``: ``sqrt(0.2 d
 log(2 d t + 1))``) is ``radius=DragonflyRadius(d)``.
+
+Why this module is long: each of paper 000's seven methods is one short composition with
+its full docstring (formula, arguments, running example); they share the scalarized
+round and its argument checks, so they stay together.
 """
 
 from __future__ import annotations
