@@ -49,7 +49,11 @@ class ConfidencePolicy:
         recorded: The diagnostics recorded with each round (default: all).
 
     Raises:
-        TypeError: If ``rule`` lacks what the protocol asks of it.
+        TypeError: If ``rule`` lacks the methods the protocol asks of it (its
+            ``rule_methods``; their signatures are not checked), if ``rule`` or
+            ``protocol`` is a class rather than an instance, ``name`` is not a str or
+            ``recorded`` not a sequence of str. ``diagnostics()`` raises a
+            ``ValueError`` for a ``recorded`` name the protocol and rule do not report.
 
     Example:
         >>> from botorch_mtucb.bandits import (
@@ -72,6 +76,17 @@ class ConfidencePolicy:
     def __init__(
         self, rule: Any, protocol: Any, name: str, recorded: Sequence[str] | None = None
     ) -> None:
+        if isinstance(protocol, type):
+            raise TypeError(
+                f"protocol must be a round protocol instance, e.g. {protocol.__name__}(domain), "
+                f"got the class {protocol.__name__} itself"
+            )
+        if isinstance(rule, type):
+            raise TypeError(
+                f"rule must be a confidence rule instance, got the class {rule.__name__}"
+            )
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str (the method's label), got {type(name).__name__}")
         rule_type = getattr(protocol, "rule_type", None)
         if rule_type is None:
             raise TypeError(
@@ -86,6 +101,10 @@ class ConfidencePolicy:
         self.rule = rule
         self.protocol = protocol
         self.name = name
+        if recorded is not None and (
+            isinstance(recorded, str) or not all(isinstance(key, str) for key in recorded)
+        ):
+            raise TypeError(f"recorded must be a sequence of diagnostic names, got {recorded!r}")
         self.recorded = None if recorded is None else tuple(recorded)
 
     def select(self, context: dict[str, Any], generator: torch.Generator) -> Tensor | Action:
@@ -103,6 +122,12 @@ class ConfidencePolicy:
         numbers = {**self.protocol.diagnostics(), **self.rule.diagnostics()}
         if self.recorded is None:
             return numbers
+        missing = [key for key in self.recorded if key not in numbers]
+        if missing:
+            raise ValueError(
+                f"recorded names {missing} are not among the diagnostics of {self!r}: "
+                f"{sorted(numbers)}"
+            )
         return {key: numbers[key] for key in self.recorded}
 
     def settings(self) -> dict[str, Any] | None:

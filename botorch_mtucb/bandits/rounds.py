@@ -63,7 +63,7 @@ class ScalarizedRound:
 
     ``x_t = argmax_{x in domain} u_{t-1}(s_{lambda_t}, x)`` with ``s_{lambda_t} =
     context["_scalarization"]`` (``ScalarizedEnvironment``), then ``rule.update(x_t,
-    y_t, generator)`` with the full vector ``y_t`` (``1 x d`` and ``1 x n``).
+    y_t, generator=generator)`` with the full vector ``y_t`` (``1 x d`` and ``1 x n``).
 
     Args:
         domain: A ``FiniteDomain`` or ``BoxDomain``.
@@ -80,7 +80,7 @@ class ScalarizedRound:
     """
 
     rule_type = ConfidenceRule
-    rule_methods = "acquisition(scalarization), update(X, Y, generator) and diagnostics()"
+    rule_methods = "acquisition(scalarization), update(X, Y, generator=None) and diagnostics()"
 
     def __init__(self, domain: Domain) -> None:
         self.domain = domain

@@ -130,6 +130,9 @@ def maximize_acquisition(
 
     Raises:
         TypeError: If ``domain`` is neither a ``FiniteDomain`` nor a ``BoxDomain``.
+        ValueError: If the acquisition function returns NaN (at a candidate of the
+            finite set, or where the box's optimizer evaluates it): no maximizer is
+            defined.
 
     Example:
         >>> import torch
@@ -146,6 +149,8 @@ def maximize_acquisition(
         candidate, value = optimize_acqf_discrete(
             acquisition, q=1, choices=domain.points, unique=False
         )
+        if bool(torch.isnan(value).any()):  # argmax picks a NaN wherever there is one
+            raise _nan_error(acquisition)
         return candidate.reshape(-1), value.reshape(())
     if isinstance(domain, BoxDomain):
         return _maximize_on_box(acquisition, domain, generator)
@@ -167,17 +172,26 @@ def _maximize_on_box(
     # Also fix the global RNG during the call: BoTorch draws some initial conditions
     # from it (e.g. at random when the acquisition is flat, as under the prior).
     with manual_seed(seed) if seed is not None else contextlib.nullcontext():
-        candidate, value = optimize_acqf(
-            acquisition,
-            bounds=bounds,
-            q=1,
-            num_restarts=domain.num_restarts,
-            raw_samples=domain.raw_samples,
-            options=options,
-        )
+        try:
+            candidate, value = optimize_acqf(
+                acquisition,
+                bounds=bounds,
+                q=1,
+                num_restarts=domain.num_restarts,
+                raw_samples=domain.raw_samples,
+                options=options,
+            )
+        except RuntimeError as error:  # BoTorch's sampling of starts fails on NaN values
+            probe = draw_sobol_samples(bounds, n=domain.raw_samples, q=1, seed=seed)
+            with torch.no_grad():
+                if bool(torch.isnan(acquisition(probe)).any()):
+                    raise _nan_error(acquisition) from error
+            raise
         raw = draw_sobol_samples(bounds, n=domain.raw_samples, q=1, seed=seed)  # n x 1 x d
         with torch.no_grad():
             raw_values = acquisition(raw)  # n
+        if bool(torch.isnan(raw_values).any()) or bool(torch.isnan(value).any()):
+            raise _nan_error(acquisition)
         starts = raw[raw_values.topk(min(domain.num_restarts, raw.shape[0])).indices]
         restarted, restarted_value = optimize_acqf(
             acquisition,
@@ -198,6 +212,13 @@ def _maximize_on_box(
         if float(other) > float(top) + improvement_tolerance(top):
             x, top = other_x, other
     return x, top.detach()
+
+
+def _nan_error(acquisition: AcquisitionFunction) -> ValueError:
+    return ValueError(
+        f"the acquisition function {type(acquisition).__name__} returned NaN, so it has no "
+        "maximizer; check the model's data and hyperparameters for NaN or inf"
+    )
 
 
 def improvement_tolerance(value: Tensor) -> float:

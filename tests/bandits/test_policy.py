@@ -125,3 +125,46 @@ def test_a_rule_of_another_shape_is_refused():
     with pytest.raises(TypeError, match="round protocol"):
         ConfidencePolicy(width_policy.rule, "scalarized", "mixed")
     assert "WidthRule" in repr(width_policy) and "ScalarizedRound" in repr(width_policy)
+
+
+def test_classes_names_and_recorded_keys_are_checked():
+    domain = FiniteDomain(TinyProblem().points)
+    policy = scalarized.mt_kb(make_rbf([0.25]), B, domain, RKHS, SIGMA)
+    with pytest.raises(TypeError, match=r"protocol must be a round protocol instance, e\.g\. "):
+        ConfidencePolicy(policy.rule, ScalarizedRound, "MT-KB")
+    with pytest.raises(TypeError, match="rule must be a confidence rule instance"):
+        ConfidencePolicy(WidthRule, policy.protocol, "MT-KB")
+    with pytest.raises(TypeError, match="name must be a str"):
+        ConfidencePolicy(policy.rule, policy.protocol, 3)
+    with pytest.raises(TypeError, match="recorded must be a sequence of diagnostic names"):
+        ConfidencePolicy(policy.rule, policy.protocol, "MT-KB", recorded="width")
+    chosen = ConfidencePolicy(policy.rule, policy.protocol, "MT-KB", recorded=["width", "nope"])
+    with pytest.raises(ValueError, match=r"recorded names \['nope'\] are not among"):
+        chosen.diagnostics()
+
+
+def test_a_rule_written_to_the_protocol_plays_every_round_of_its_shape():
+    """A rule with ``update(X, Y, generator=None)`` (the documented contract) plays the
+    scalarized round, which passes the generator by keyword."""
+    problem = TinyProblem()
+    domain = FiniteDomain(problem.points)
+    named = scalarized.mt_kb(make_rbf([0.25]), B, domain, RKHS, SIGMA, ETA, DELTA)
+
+    class Delegating:
+        def __init__(self, rule):
+            self.rule = rule
+
+        def acquisition(self, *objective):
+            return self.rule.acquisition(*objective)
+
+        def update(self, X, Y, generator=None):
+            self.rule.update(X, Y, generator=generator)
+
+        def diagnostics(self):
+            return self.rule.diagnostics()
+
+    by_hand = ConfidencePolicy(Delegating(named.rule), ScalarizedRound(domain), "MT-KB")
+    reference = scalarized.mt_kb(make_rbf([0.25]), B, domain, RKHS, SIGMA, ETA, DELTA)
+    environment = ScalarizedEnvironment(problem)
+    first, second = (run_policy(p, environment, 4, seed=2) for p in (reference, by_hand))
+    assert [(r.x, r.y) for r in first] == [(r.x, r.y) for r in second]

@@ -179,3 +179,26 @@ def test_chebyshev_ucb_reaches_the_best_of_random_points(dtype):
         assert float(value) >= best_raw - tolerance
         assert float(value) >= best_random - tolerance
         assert ((x >= 0.0) & (x <= 1.0)).all()
+
+
+class _NaNAt(AcquisitionFunction):
+    """``Quadratic`` with NaN where ``x_0 > cut`` (all NaN for ``cut < 0``)."""
+
+    def __init__(self, cut: float) -> None:
+        super().__init__(model=None)
+        self.cut = cut
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        x = X.squeeze(-2)
+        values = -(x - 0.5).square().sum(-1)
+        return torch.where(x[..., 0] > self.cut, torch.nan, values)
+
+
+@pytest.mark.parametrize("cut", (-1.0, 0.6), ids=("all NaN", "some NaN"))
+def test_nan_acquisition_values_are_refused(cut, dtype):
+    points = torch.linspace(0, 1, 11, dtype=dtype).reshape(-1, 1)
+    with pytest.raises(ValueError, match="_NaNAt returned NaN, so it has no maximizer"):
+        maximize_acquisition(_NaNAt(cut), FiniteDomain(points))
+    box = BoxDomain(torch.tensor([[0.0], [1.0]], dtype=dtype), num_restarts=2, raw_samples=16)
+    with pytest.raises(ValueError, match="_NaNAt returned NaN, so it has no maximizer"):
+        maximize_acquisition(_NaNAt(cut), box, torch.Generator().manual_seed(0))

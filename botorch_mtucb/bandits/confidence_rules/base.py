@@ -8,12 +8,14 @@ shapes of rule serve the four protocols:
 * ``ConfidenceRule`` (a point per round: paper 000's scalarized feedback, paper 002's
   single task): ``acquisition(*objective)`` is the bound as a BoTorch acquisition
   function (with the round's scalarization in paper 000, without one for a single
-  output), ``update(X, Y)`` adds observations, ``diagnostics()`` gives the numbers
+  output), ``update(X, Y, generator=None)`` adds observations
+  (paper 000's round passes its ``generator`` by keyword, for rules that draw, as MT-BKB's
+  sketch; the single-task round passes none), ``diagnostics()`` gives the numbers
   recorded with each round. Optional: ``maximize(domain, generator, *objective)`` when
   the rule maximizes its bound faster than ``maximize_acquisition`` (the screened exact
   argmax), ``settings()`` for the run file's header.
 * ``TaskConfidenceRule`` (paper 001's task-indexed feedback, revealed or chosen):
-  ``task_argmax(task, generator)`` is the maximizer of the bound on one task's arms as a
+  ``num_tasks``, ``task_argmax(task, generator)`` is the maximizer of the bound on one task's arms as a
   ``TaskChoice``, ``observe(task, x, y)`` adds an observation, ``diagnostics()``.
 """
 
@@ -42,8 +44,9 @@ class ConfidenceRule(Protocol):
     def acquisition(self, *objective: Any) -> AcquisitionFunction:
         """``u_{t-1}`` on the data seen so far (for the round's scalarization, if any)."""
 
-    def update(self, X: Tensor, Y: Tensor) -> None:
-        """Add the observations ``Y`` (``m x n``) at ``X`` (``m x d``)."""
+    def update(self, X: Tensor, Y: Tensor, generator: torch.Generator | None = None) -> None:
+        """Add the observations ``Y`` (``m x n``) at ``X`` (``m x d``); ``generator`` is
+        the round's random stream where the protocol passes one (by keyword)."""
 
     def diagnostics(self) -> dict[str, float]:
         """Numbers recorded with each round."""
