@@ -10,7 +10,9 @@ certificate needs an upper bound. On the event of the bounds, for a cell with ce
 (``|f(x) - f(c)| <= ||f||_H d_k(x, c)``, the RKHS metric of ``kernel_metric``; for
 stationary RBF / Matern kernels the supremum is at a corner). For the exact
 martingale-mixture bound the same inequality bounds ``u_t`` itself (every ``g`` in paper
-002's confidence set has ``||g||_H <= B``), so ``bar U_t >= max_x u_t(x)``.
+002's confidence set has ``||g||_H <= B``), so ``bar U_t >= max_x u_t(x)``; MT-KB's
+ellipsoid is not inside the norm ball, and there ``bar U_t`` (a bound on ``max f``) may
+lie below ``max_x u_t(x)``.
 
 The box is split by branch and bound over cells, as in Lipschitz global optimization
 (Piyavskii 1972, Shubert 1972; the DIRECT algorithm of Jones, Perttunen and Stuckman
