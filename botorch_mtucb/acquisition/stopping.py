@@ -83,6 +83,9 @@ class CertifiedStopping:
         alphas: ``None`` (exact), a grid (DMM) or one ``alpha`` (AMM).
         hyperparameters_fixed: Whether a model's kernel was fixed before the data
             (``False``: practical, not guaranteed).
+        early_exit: On a box, stop refining as soon as the decision is known
+            (``certify``'s ``target_gap = threshold``): faster, and the gap reported is
+            then a valid but coarser bound. ``False``: refine to ``certify``'s tolerance.
         certify_options: Passed to ``certify`` (``max_cells``, ``tolerance``, ...).
 
     Raises:
@@ -115,6 +118,7 @@ class CertifiedStopping:
         noise_std: float | None = None,
         alphas: float | Sequence[float] | Tensor | None = None,
         hyperparameters_fixed: bool = False,
+        early_exit: bool = False,
         **certify_options,
     ) -> None:
         epsilon = as_float(epsilon, "epsilon", finite=False)
@@ -124,6 +128,7 @@ class CertifiedStopping:
         self.delta = check_delta(delta)
         self.rkhs_norm_bound, self.noise_std = rkhs_norm_bound, noise_std
         self.alphas, self.hyperparameters_fixed = alphas, bool(hyperparameters_fixed)
+        self.early_exit = bool(early_exit)
         self.certify_options = certify_options
 
     def bounds(self, model_or_bound):
@@ -197,7 +202,7 @@ class CertifiedStopping:
             _, lowers = evaluated_lower(bounds, evaluated)
             threshold = self.epsilon * lower_range(lowers)
         options = dict(self.certify_options)
-        if isinstance(domain, BoxDomain) and threshold > 0:
+        if self.early_exit and isinstance(domain, BoxDomain) and threshold > 0:
             options.setdefault("target_gap", threshold)
         certificate = certify(bounds, domain, recommendation, evaluated, **options)
         stop = certificate.gap <= threshold

@@ -59,15 +59,15 @@ def test_a_fitted_model_in_user_units_on_a_box():
     box = BoxDomain(torch.tensor([[0.0], [10.0]], dtype=torch.float64))
     rule = CertifiedStopping(1.0, delta=0.1, rkhs_norm_bound=3.0, noise_std=0.1)
     decision = rule.should_stop(model, box)
-    expected = certify(
-        MartingaleMixtureBounds.from_model(model, 3.0, 0.1, delta=0.1), box, target_gap=1.0
-    )
+    expected = certify(MartingaleMixtureBounds.from_model(model, 3.0, 0.1, delta=0.1), box)
     assert decision.certificate.gap == pytest.approx(expected.gap, rel=1e-12)
     assert not decision.certificate.guaranteed and "practical" in decision.message
     grid = torch.linspace(0, 10, 2001, dtype=torch.float64).unsqueeze(-1)
     bounds = MartingaleMixtureBounds.from_model(model, 3.0, 0.1, delta=0.1)
-    if "tolerance" in expected.method:  # refined to the end: above u_t on a fine grid
-        assert expected.optimum_upper >= float(bounds.upper(grid).max())
+    assert "tolerance reached" in decision.certificate.method  # refined (no early exit)
+    assert expected.optimum_upper >= float(bounds.upper(grid).max())
+    fast = CertifiedStopping(1e-3, rkhs_norm_bound=3.0, noise_std=0.1, early_exit=True)
+    assert "shown > target_gap" in fast.should_stop(model, box).certificate.method
     assert float(decision.certificate.recommendation) in X.squeeze(-1).tolist()
 
 

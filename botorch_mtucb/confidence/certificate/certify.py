@@ -27,7 +27,7 @@ def certify(
     max_points: int = MAX_FINITE_POINTS,
     tolerance: float | None = None,
     relative_tolerance: float = 0.05,
-    max_cells: int = 20_000,
+    max_cells: int = 100_000,
     target_gap: float | None = None,
 ) -> Certificate:
     r"""A certified upper bound on the simple regret of ``x_hat``,
