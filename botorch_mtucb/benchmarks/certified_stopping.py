@@ -295,10 +295,10 @@ def _parser():
         "certified-stopping", DESCRIPTION, "3 problems, 1 seed, T = 8 (seconds)"
     )
     parser.add_argument(
-        "--seeds", type=positive_int, default=13, help="per known-norm problem and acquisition"
+        "--seeds", type=positive_int, default=15, help="per known-norm problem and acquisition"
     )
     parser.add_argument(
-        "--practical-seeds", type=positive_int, default=3, help="per standard problem"
+        "--practical-seeds", type=positive_int, default=4, help="per standard problem"
     )
     parser.add_argument("--horizon", type=positive_int, default=40, help="T (evaluations)")
     parser.add_argument("--delta", type=float, default=0.1, help="(default: %(default)s)")
