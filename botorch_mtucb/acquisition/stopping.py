@@ -37,7 +37,7 @@ from botorch_mtucb.utils.checks import as_float
 from botorch_mtucb.utils.domains import BoxDomain, FiniteDomain
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StoppingDecision:
     """The result of ``CertifiedStopping.should_stop``.
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from torch import Tensor
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Certificate:
     r"""A certified optimality gap (module docstring).
 
