@@ -1,8 +1,9 @@
 r"""The baselines' own stopping rules, for the ``certified-stopping`` benchmark.
 
 * ``ucb_lcb_regret_bound`` / ``makarova_beta``: Makarova et al. 2022 ("Automatic
-  termination for hyperparameter optimization", AutoML-Conf 2022, Section 3): the upper
-  bound on the simple regret of the incumbent, written there for minimization as
+  termination for hyperparameter optimization", AutoML-Conf 2022): the upper bound on
+  the simple regret of the incumbent that defines their termination criterion, written
+  there for minimization as
   ``r_hat_t = min_{x in G_t} ucb_t(x) - min_{x in D} lcb_t(x)`` (``G_t``: the evaluated
   points), with ``ucb_t / lcb_t = mu_t +- sqrt(beta_t) sigma_t`` of the GP posterior and
   GP-UCB's ``beta_t = 2 log(|D| t^2 pi^2 / (6 delta))`` (Srinivas et al. 2010, Theorem 1)
