@@ -5,7 +5,8 @@ solve, a rebuild, MT-KB, cvxpy) and print the ratios, so a user can measure them
 their own machine; ``coverage`` measures how often every confidence bound of the package
 misses ground truths of known RKHS norm; ``botorch-loop`` runs the package's
 acquisitions in BoTorch's canonical loop against BoTorch's own; ``multi-task-bound``
-measures the multi-task martingale-mixture bound's step in the number of tasks.
+measures the multi-task martingale-mixture bound's step in the number of tasks;
+``certified-stopping`` compares the certified stopping rule with the baselines' rules.
 ``python -m botorch_mtucb benchmark --list`` lists them.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from botorch_mtucb.benchmarks import (
     botorch_loop,
+    certified_stopping,
     coverage,
     icm_posterior,
     mm_bound_vs_cvxpy,
@@ -53,6 +55,7 @@ class Benchmark:
 
 BENCHMARKS: dict[str, Benchmark] = {
     "botorch-loop": Benchmark(botorch_loop.DESCRIPTION, botorch_loop.main),
+    "certified-stopping": Benchmark(certified_stopping.DESCRIPTION, certified_stopping.main),
     "coverage": Benchmark(coverage.DESCRIPTION, coverage.main),
     "icm-posterior": Benchmark(icm_posterior.DESCRIPTION, icm_posterior.main),
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),

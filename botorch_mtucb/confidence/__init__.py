@@ -6,7 +6,10 @@
 * ``single_task_widths``: the single-task baselines (IGP-UCB, AY-GP-UCB, GP-UCB, BKB,
   Dragonfly);
 * ``agnostic_widths``: paper 001's Theorem 1 widths;
-* ``martingale_mixture``: paper 002's martingale-mixture confidence bounds.
+* ``martingale_mixture``: paper 002's martingale-mixture confidence bounds;
+* ``certificate``: certified optimality gaps from bounds that hold for all rounds at once
+  (``certify`` on finite domains and boxes, ``Certificate``, the ``ConfidenceBounds``
+  adapters).
 """
 
 from botorch_mtucb.confidence.agnostic_widths import (
@@ -14,6 +17,14 @@ from botorch_mtucb.confidence.agnostic_widths import (
     multitask_regularization,
     multitask_widths,
     theorem2_kernel_parameter,
+)
+from botorch_mtucb.confidence.certificate import (
+    Certificate,
+    ConfidenceBounds,
+    MartingaleMixtureBounds,
+    MTKBBounds,
+    MultiTaskMartingaleMixtureBounds,
+    certify,
 )
 from botorch_mtucb.confidence.information_gain import (
     IncrementalInformationGain,
@@ -47,12 +58,18 @@ from botorch_mtucb.confidence.single_task_widths import (
 
 __all__ = [
     "WIDTH_RULES",
+    "Certificate",
+    "ConfidenceBounds",
     "EmptyConfidenceSetError",
     "IncrementalInformationGain",
+    "MTKBBounds",
     "MartingaleMixtureBound",
+    "MartingaleMixtureBounds",
     "MultiTaskMartingaleMixtureBound",
+    "MultiTaskMartingaleMixtureBounds",
     "ay_gp_ucb_width",
     "bkb_width",
+    "certify",
     "dragonfly_ucb_width",
     "effective_dimension",
     "gp_ucb_width",

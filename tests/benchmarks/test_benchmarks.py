@@ -15,6 +15,7 @@ from botorch_mtucb.benchmarks import BENCHMARKS
 
 NAMES = [
     "botorch-loop",
+    "certified-stopping",
     "coverage",
     "icm-posterior",
     "mm-bound-vs-cvxpy",
