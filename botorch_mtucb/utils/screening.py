@@ -50,7 +50,10 @@ def screened_argmax(
         generator: Source of the random draw among ties (``argmax_random_ties``).
         rtol: Relative tie tolerance (``argmax_random_ties``'s; default ``1000 eps``
             of ``upper``'s dtype).
-        chunk: Candidates whose score is computed per call of ``score`` (``>= 1``).
+        chunk: Candidates visited per step (``>= 1``). ``score`` is called on blocks of
+            the visiting order, ``chunk`` candidates first and then doubling, so that
+            ``O(log N)`` calls cover any number of near-ties; a block may score up to as
+            many candidates again as were visited, and only the visited ones count.
 
     Returns:
         The index of the maximizer (an int).
@@ -87,21 +90,31 @@ def screened_argmax(
         raise ValueError(f"rtol must be >= 0, got {rtol}")
     order = torch.argsort(upper, descending=True, stable=True)
     values = torch.full_like(upper, -math.inf)
+    computed = torch.empty(0, dtype=values.dtype, device=values.device)
     best, scale = -math.inf, 0.0
     for start in range(0, order.numel(), chunk):
         if float(upper[order[start]]) < best - rtol * scale:
             break
-        which = order[start : start + chunk]
-        scores = torch.as_tensor(score(which)).to(values).reshape(-1)
-        if scores.numel() != which.numel():
-            raise ValueError(
-                f"score must return one value per index ({which.numel()}), got {scores.numel()}"
-            )
-        if bool(torch.isnan(scores).any()):
-            raise ValueError("score returned NaN")
+        end = min(start + chunk, order.numel())
+        if end > computed.numel():  # score a block: ``chunk``, then doubling (O(log N) calls)
+            stop = min(max(end, 2 * computed.numel()), order.numel())
+            computed = torch.cat([computed, _scores(score, order[computed.numel() : stop], values)])
+        which, scores = order[start:end], computed[start:end]
         values[which] = scores
         best = max(best, float(scores.max()))
         finite = scores[torch.isfinite(scores)]
         if finite.numel():
             scale = max(scale, float(finite.abs().max()))
     return argmax_random_ties(values, generator, rtol)
+
+
+def _scores(score: Callable[[Tensor], Tensor], which: Tensor, like: Tensor) -> Tensor:
+    """``score(which)`` checked: one value per index, no NaN, ``like``'s dtype."""
+    scores = torch.as_tensor(score(which)).to(like).reshape(-1)
+    if scores.numel() != which.numel():
+        raise ValueError(
+            f"score must return one value per index ({which.numel()}), got {scores.numel()}"
+        )
+    if bool(torch.isnan(scores).any()):
+        raise ValueError("score returned NaN")
+    return scores

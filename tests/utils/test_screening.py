@@ -3,6 +3,8 @@ computed only where the upper bound lets a candidate win; ties as argmax_random_
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -31,7 +33,8 @@ def test_first_maximizer_of_the_exact_score(dtype, chunk, seed):
     assert index == int(torch.argmax(exact))  # torch.argmax: the first maximizer
     visited = torch.cat(evaluated)
     assert len(set(visited.tolist())) == visited.numel()  # each candidate at most once
-    assert all(len(batch) <= chunk for batch in evaluated)
+    assert len(evaluated[0]) <= chunk  # then doubling blocks: at most the count so far
+    assert all(len(b) <= max(chunk, sum(map(len, evaluated[:i]))) for i, b in enumerate(evaluated))
     # every candidate left out could not reach the maximum
     skipped = torch.ones(60, dtype=torch.bool)
     skipped[visited] = False
@@ -94,3 +97,35 @@ def test_bad_input():
         screened_argmax(exact, lambda indices: exact, chunk=1)
     with pytest.raises(ValueError, match="NaN"):
         screened_argmax(exact, lambda indices: torch.full((len(indices),), float("nan")))
+
+
+def _visit_chunk_by_chunk(upper, exact, generator, rtol, chunk):
+    """The search one chunk per call (an independent reference): the same visited set."""
+    order = torch.argsort(upper, descending=True, stable=True)
+    values = torch.full_like(upper, -math.inf)
+    best, scale = -math.inf, 0.0
+    for start in range(0, order.numel(), chunk):
+        if float(upper[order[start]]) < best - rtol * scale:
+            break
+        which = order[start : start + chunk]
+        values[which] = exact[which]
+        best = max(best, float(exact[which].max()))
+        scale = max(scale, float(exact[which].abs().max()))
+    return argmax_random_ties(values, generator, rtol)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_many_near_ties_take_logarithmically_many_calls(seed):
+    """Hundreds of near-ties (paper 001's arms under the prior): the blocks double, so
+    the score is called O(log N) times, and the draw is that of the chunk-by-chunk
+    search."""
+    g = torch.Generator().manual_seed(seed)
+    exact = 1.0 + 1e-15 * torch.randn(700, generator=g, dtype=torch.float64)
+    exact[:50] -= torch.rand(50, generator=g, dtype=torch.float64)  # some clear losers
+    upper = torch.maximum(exact, torch.ones_like(exact)) + 1e-16
+    rtol = 1000 * torch.finfo(torch.float64).eps
+    score, evaluated = _recording(exact)
+    index = screened_argmax(upper, score, torch.Generator().manual_seed(seed), chunk=8)
+    expected = _visit_chunk_by_chunk(upper, exact, torch.Generator().manual_seed(seed), rtol, 8)
+    assert index == expected
+    assert len(evaluated) <= 1 + math.ceil(math.log2(700 / 8))
