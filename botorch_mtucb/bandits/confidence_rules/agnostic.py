@@ -27,6 +27,9 @@ from botorch_mtucb.bandits.confidence_rules.regression import AgnosticMultiTaskR
 from botorch_mtucb.confidence import multitask_regularization, theorem2_kernel_parameter
 from botorch_mtucb.utils.domains import Domain
 
+DEFAULT_DEVIATIONS = tuple(round(0.1 * k, 1) for k in range(1, 11))
+"""AdaMT-UCB's candidate task deviations ``epsilon`` (paper 001, Section 5)."""
+
 
 @dataclass(frozen=True)
 class AgnosticWidth:
@@ -303,7 +306,7 @@ class AdaptiveDeviationRule:
         domains: Domain | Sequence[Domain],
         data_kernel: Kernel,
         rkhs_norm_bound: float,
-        candidate_deviations: Sequence[float] = tuple(round(0.1 * k, 1) for k in range(1, 11)),
+        candidate_deviations: Sequence[float] = DEFAULT_DEVIATIONS,
         b: float | None = None,
         horizon: int | None = None,
         delta: float = 0.01,

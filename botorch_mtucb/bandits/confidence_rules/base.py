@@ -21,13 +21,14 @@ shapes of rule serve the four protocols:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import torch
 from botorch.acquisition import AcquisitionFunction
 from torch import Tensor
 
-from botorch_mtucb.utils.domains import Domain, maximize_acquisition
+from botorch_mtucb.utils.domains import BoxDomain, Domain, FiniteDomain, maximize_acquisition
 
 
 @runtime_checkable
@@ -124,3 +125,24 @@ def maximize_rule(
         return maximize(domain, generator, *objective)
     x, _ = maximize_acquisition(rule.acquisition(*objective), domain, generator)
     return x.detach()
+
+
+def per_task_domains(domains: Domain | Sequence[Domain], num_tasks: int | None) -> list[Domain]:
+    """One domain per task: ``domains`` as a list, or one domain repeated ``num_tasks``
+    times (paper 001's rules take either).
+
+    Raises:
+        ValueError: If a single domain is given without ``num_tasks``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.bandits.confidence_rules.base import per_task_domains
+        >>> from botorch_mtucb.utils import FiniteDomain
+        >>> len(per_task_domains(FiniteDomain(torch.eye(2, dtype=torch.float64)), 3))
+        3
+    """
+    if isinstance(domains, (FiniteDomain, BoxDomain)):
+        if num_tasks is None:
+            raise ValueError("num_tasks is required when a single domain is given")
+        return [domains] * num_tasks
+    return list(domains)

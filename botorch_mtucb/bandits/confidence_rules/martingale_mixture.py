@@ -31,7 +31,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition import MartingaleMixtureUCB, ScalarizedMartingaleMixtureUCB
-from botorch_mtucb.bandits.confidence_rules.base import TaskChoice
+from botorch_mtucb.bandits.confidence_rules.base import TaskChoice, per_task_domains
 from botorch_mtucb.confidence import (
     EmptyConfidenceSetError,
     MartingaleMixtureBound,
@@ -318,11 +318,7 @@ class TaskIndexedMartingaleMixtureRule:
         on_empty: str = "raise",
         num_tasks: int | None = None,
     ) -> None:
-        if isinstance(domains, FiniteDomain):
-            if num_tasks is None:
-                raise ValueError("num_tasks is required when a single domain is given")
-            domains = [domains] * num_tasks
-        self.domains = list(domains)
+        self.domains = per_task_domains(domains, num_tasks)
         if not self.domains or not all(isinstance(d, FiniteDomain) for d in self.domains):
             raise TypeError("MT-CMM needs one FiniteDomain per task")
         self.num_tasks = len(self.domains)

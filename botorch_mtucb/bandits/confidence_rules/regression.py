@@ -21,6 +21,7 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, TaskConditionedUCB
+from botorch_mtucb.bandits.confidence_rules.base import per_task_domains
 from botorch_mtucb.confidence.agnostic_widths import multitask_regularization, multitask_widths
 from botorch_mtucb.confidence.constant_checks import check_finite_width
 from botorch_mtucb.confidence.information_gain import (
@@ -30,7 +31,6 @@ from botorch_mtucb.confidence.information_gain import (
 from botorch_mtucb.kernels.task_checks import check_b
 from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.utils.domains import (
-    BoxDomain,
     Domain,
     FiniteDomain,
     find_rows,
@@ -77,11 +77,7 @@ class AgnosticMultiTaskRegression:
         regularization: float | None = None,
         num_tasks: int | None = None,
     ) -> None:
-        if isinstance(domains, (FiniteDomain, BoxDomain)):
-            if num_tasks is None:
-                raise ValueError("num_tasks is required when a single domain is given")
-            domains = [domains] * num_tasks
-        self.domains = list(domains)
+        self.domains = per_task_domains(domains, num_tasks)
         self.num_tasks = len(self.domains)
         if self.num_tasks == 0:
             raise ValueError("domains must hold one domain per task")

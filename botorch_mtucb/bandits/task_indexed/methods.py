@@ -43,12 +43,12 @@ from botorch_mtucb.bandits.confidence_rules import (
     PosteriorSamplingRule,
     TaskIndexedMartingaleMixtureRule,
 )
+from botorch_mtucb.bandits.confidence_rules.agnostic import DEFAULT_DEVIATIONS
 from botorch_mtucb.bandits.policy import ConfidencePolicy
 from botorch_mtucb.bandits.rounds import ActiveTaskRound, LargestGain, RevealedTaskRound
 from botorch_mtucb.utils.domains import Domain
 
 ACTIVE_DIAGNOSTICS = ("task", "width", "info_gain_mt")
-DEFAULT_DEVIATIONS = tuple(round(0.1 * k, 1) for k in range(1, 11))  # Section 5
 
 
 def _width_rule(
