@@ -11,37 +11,13 @@ import numpy as np
 import pytest
 import torch
 from cases import ETA, build_case, tolerances
+from nystrom_cases import _moments, _np, _sketch, _test_points
 from oracles import dense_sketch
 
 from botorch_mtucb.models import NystromVectorValuedGP
 from botorch_mtucb.models.nystrom_sketch import PSEUDO_INVERSE_RTOL
 
 KINDS = ("full", "indexed")
-
-
-def _np(tensor: torch.Tensor) -> np.ndarray:
-    return tensor.detach().to(torch.float64).numpy()
-
-
-def _sketch(case, X=None, Y=None, tasks="same", **kwargs) -> NystromVectorValuedGP:
-    X = case.train_X if X is None else X
-    Y = case.train_Y if Y is None else Y
-    tasks = case.train_tasks if isinstance(tasks, str) else tasks
-    kernels = case.kernels[0] if len(case.kernels) == 1 else case.kernels
-    covariances = (
-        case.task_covariances[0] if len(case.task_covariances) == 1 else case.task_covariances
-    )
-    return NystromVectorValuedGP(X, Y, kernels, covariances, ETA, train_tasks=tasks, **kwargs)
-
-
-def _test_points(dtype, q=4, seed=1):
-    generator = torch.Generator().manual_seed(seed)
-    return torch.rand(q, 2, generator=generator, dtype=torch.float64).to(dtype)
-
-
-def _moments(model, X):
-    posterior = model.posterior(X)
-    return _np(posterior.mean), _np(posterior.distribution.covariance_matrix)
 
 
 def test_draws_are_reproducible_and_chunks_replay_the_updates():

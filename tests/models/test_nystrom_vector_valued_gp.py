@@ -12,6 +12,7 @@ from botorch.exceptions.errors import UnsupportedError
 from cases import CASES, ETA, ICM_CASES, NUM_TASKS, build_case, tolerances
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import RBFKernel
+from nystrom_cases import _moments, _np, _sketch, _test_points
 from oracles import dense_sketch, make_rbf
 
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
@@ -19,31 +20,6 @@ from botorch_mtucb.models.nystrom_sketch import PSEUDO_INVERSE_RTOL
 
 KINDS = ("full", "indexed")
 EVERYTHING = 1e12  # an accuracy q for which every inclusion probability is 1
-
-
-def _np(tensor: torch.Tensor) -> np.ndarray:
-    return tensor.detach().to(torch.float64).numpy()
-
-
-def _sketch(case, X=None, Y=None, tasks="same", **kwargs) -> NystromVectorValuedGP:
-    X = case.train_X if X is None else X
-    Y = case.train_Y if Y is None else Y
-    tasks = case.train_tasks if isinstance(tasks, str) else tasks
-    kernels = case.kernels[0] if len(case.kernels) == 1 else case.kernels
-    covariances = (
-        case.task_covariances[0] if len(case.task_covariances) == 1 else case.task_covariances
-    )
-    return NystromVectorValuedGP(X, Y, kernels, covariances, ETA, train_tasks=tasks, **kwargs)
-
-
-def _test_points(dtype, q=4, seed=1):
-    generator = torch.Generator().manual_seed(seed)
-    return torch.rand(q, 2, generator=generator, dtype=torch.float64).to(dtype)
-
-
-def _moments(model, X):
-    posterior = model.posterior(X)
-    return _np(posterior.mean), _np(posterior.distribution.covariance_matrix)
 
 
 @pytest.mark.parametrize("kind", KINDS)
