@@ -31,7 +31,6 @@ AMM-UCB, Cor. 4.6). Built from a fitted BoTorch GP it is a drop-in for BoTorch's
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 
 import torch
@@ -48,6 +47,7 @@ from botorch_mtucb.acquisition.posterior_moments import (
 )
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
+from botorch_mtucb.confidence.martingale_mixture.noise_level import resolve_noise_std
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.models.botorch_readers import (
     ScalarGPData,
@@ -154,6 +154,7 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
         posterior_transform: PosteriorTransform | None = None,
         mixture_scale: float | None = None,
         maximize: bool = True,
+        measurement_noise_std: float | None = None,
     ) -> None:
         r"""Build the acquisition.
 
@@ -179,6 +180,12 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
                 GP).
             mixture_scale: ``c > 0`` of eq. (8) for a model (``None``: 1). Model only.
             maximize: ``False``: the upper bound of ``-f`` (class docstring).
+            measurement_noise_std: A sub-Gaussian level of the measurement error in the
+                user's outcome units (a deterministic simulator: its precision), in
+                place of the likelihood's fitted noise, which collapses to its lower
+                constraint on noise-free data and makes the bound many posterior
+                standard deviations wide (``confidence.martingale_mixture.noise_level``).
+                Not with ``noise_std``. Model only.
 
         Raises:
             TypeError: For a ``model_or_bound`` that is neither a bound nor a model the
@@ -188,8 +195,9 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
                 ``MAX_ALPHAS`` (100, ``gram_cache``) of them, an unknown string, a transform with NaN/inf
                 weights or offset, a model with several outputs and no transform of
                 one weight per output,
-                ``delta``, ``rkhs_norm_bound``, ``noise_std`` or ``mixture_scale``
-                given with a bound, a bad ``X_pending`` (shape ``m x d``, NaN/inf) or
+                ``delta``, ``rkhs_norm_bound``, ``noise_std``, ``mixture_scale`` or
+                ``measurement_noise_std`` given with a bound, both ``noise_std`` and
+                ``measurement_noise_std``, a bad ``X_pending`` (shape ``m x d``, NaN/inf) or
                 a model the route refuses (``MartingaleMixtureBound.from_model``).
             UnsupportedError: For a ``posterior_transform`` other than a
                 ``ScalarizedPosteriorTransform``.
@@ -202,6 +210,7 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
         if isinstance(model_or_bound, MartingaleMixtureBound):
             given = {"delta": delta, "rkhs_norm_bound": rkhs_norm_bound, "noise_std": noise_std}
             given["mixture_scale"] = mixture_scale
+            given["measurement_noise_std"] = measurement_noise_std
             extra = [name for name, value in given.items() if value is not None]
             if extra:
                 raise ValueError(
@@ -227,6 +236,7 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
                 "noise_std": noise_std,
                 "delta": DEFAULT_DELTA if delta is None else delta,
                 "mixture_scale": 1.0 if mixture_scale is None else mixture_scale,
+                "measurement_noise_std": measurement_noise_std,
             }
             if scalarized or is_single_task_multi_task_gp(model):
                 data = (
@@ -332,11 +342,12 @@ def bound_from_data(
     noise_std: float | None,
     delta: float,
     mixture_scale: float,
+    measurement_noise_std: float | None = None,
 ) -> MartingaleMixtureBound:
     r"""``MartingaleMixtureBound`` on a scalar GP's data (``models.botorch_readers.wrapped_outputs``), as
     ``MartingaleMixtureBound.from_model`` builds it from a model: in the kernel's space
     (rows, centered targets), ``noise_std=None`` the square root of the largest noise
-    variance, ``rkhs_norm_bound=None`` chosen from the data (``norm_choice``), and the
+    variance (or ``measurement_noise_std`` in the data's outcome units, ``noise_level``), ``rkhs_norm_bound=None`` chosen from the data (``norm_choice``), and the
     affine map of the data's outcome. The bound takes rows (``data.kernel_inputs(X)``).
 
     Example:
@@ -354,8 +365,10 @@ def bound_from_data(
     """
     train_X = data.train_X.detach().to(torch.float64)
     train_Y = data.train_Y.detach().to(torch.float64)
-    if noise_std is None:
-        noise_std = math.sqrt(float(data.noise_variance.max()))
+    noise_std = resolve_noise_std(
+        noise_std, measurement_noise_std, data.outcome_scale, train_X, data.kernel,
+        lambda: float(data.noise_variance.max()),
+    )  # fmt: skip
     chosen = rkhs_norm_bound is None
     if chosen:
         kernel = copy.deepcopy(data.kernel).to(device=train_X.device, dtype=torch.float64)

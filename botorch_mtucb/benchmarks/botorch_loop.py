@@ -1,25 +1,41 @@
 r"""The drop-in acquisitions in BoTorch's canonical loop, against BoTorch's own.
 
-For each test function (Branin and Hartmann-6 of ``botorch.test_functions``, negated
-so that the loop maximizes), each seed and each method, the loop a BoTorch user runs:
+For each problem (``loop_problems``: Branin, Hartmann-6 and Levy-4 of
+``botorch.test_functions``, negated so that the loop maximizes, noise-free and with
+Gaussian observation noise), each seed and each method, the loop a BoTorch user runs:
 
 1. ``2 (d + 1)`` scrambled Sobol points (``draw_sobol_samples``, seeded by the seed,
-   the same for every method), noise-free evaluations;
+   the same for every method), observed with the problem's noise;
 2. ``T`` iterations of: ``SingleTaskGP(X, Y, input_transform=Normalize(d))`` (its
    default ``Standardize`` outcome transform, learned noise), ``fit_gpytorch_mll``,
    the acquisition, ``optimize_acqf(q=1, num_restarts=8, raw_samples=256)``, one
-   evaluation.
+   observation.
 
-Methods (``METHODS``): ``MM-UCB`` (``MartingaleMixtureUCB(gp, delta=0.01)``, the B
-chosen from the data), ``IGP-UCB`` (``IGPUCB(gp, delta=0.01)``, the same B rule),
-BoTorch's ``UpperConfidenceBound(gp, beta=0.2)`` and ``qLogNoisyExpectedImprovement(gp,
-X_baseline=X)``, and random search (uniform points after the same Sobol design, no
-model). The simple regret after ``t`` iterations is ``f* - max_{s <= t} f(x_s)`` over
-all evaluated points (initial design included; ``f*`` the function's optimum). The
-table gives, per method, the median and quartiles of the final simple regret over the
-seeds and the median seconds per iteration (fit, acquisition and optimization; random
-search: drawing a point), with its ratio to ``UCB(beta=0.2)`` measured in the same run.
-A figure shows the median regret curves with their quartile bands.
+Methods (``METHODS``), all with ``delta = 0.01`` where they have one:
+
+* ``MM-UCB-fitted``: ``MartingaleMixtureUCB(gp)``, the exact bound with the
+  likelihood's fitted noise and ``B`` chosen from the data (the drop-in's defaults);
+* ``MM-UCB``: ``MartingaleMixtureUCB(gp, measurement_noise_std=s)``, the same bound with
+  the noise level the user states (the problem's noise, or the precision ``1e-6`` of a
+  noise-free evaluation; ``confidence.martingale_mixture.noise_level``);
+* ``IGP-UCB``: ``IGPUCB(gp)`` (the same ``B`` rule);
+* BoTorch's ``UpperConfidenceBound(gp, beta=0.2)`` and ``(beta=2.0)``,
+  ``qLogNoisyExpectedImprovement(gp, X_baseline=X)``, and random search (uniform
+  points after the same design).
+
+**Regret.** After ``t`` iterations the loop recommends the evaluated point of largest
+posterior mean (the GP fitted on the ``t`` observations; for random search too); the
+simple regret is ``f* - f(x_rec)`` on the noise-free function (``f*`` its optimum). The
+table gives, per problem and method, the median and quartiles of the final simple
+regret over the seeds and the median seconds per iteration (fit, acquisition and
+optimization; random search: drawing a point), with its ratio to ``UCB(beta=0.2)``
+measured in the same run. A figure shows the median regret curves with quartile bands.
+
+**Width decomposition.** For the martingale-mixture methods, every iteration records,
+at the chosen point, the terms of the radius (``width_terms``) of the exact, grid
+(DMM) and analytic (AMM) bounds and the width in GP posterior standard deviations,
+``(u_t(x) - mu_gp(x)) / sd_gp(x)`` (UCB(beta=0.2) has 0.45); a second table gives
+their medians over the seeds at the first, middle and last iteration.
 
 One JSON file per (problem, method, seed) is written atomically to ``--output`` as soon
 as the run ends, and a rerun skips the runs already written (resume after an
@@ -28,13 +44,14 @@ default 1) in each of ``--workers`` processes (default 1).
 
 Usage::
 
-    python -m botorch_mtucb benchmark botorch-loop            # 10 seeds, 30 iterations
+    python -m botorch_mtucb benchmark botorch-loop            # 10 seeds, 50 iterations
     python -m botorch_mtucb benchmark botorch-loop --quick    # 2 seeds, 3 iterations
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import time
@@ -42,7 +59,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -51,56 +68,63 @@ from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP
 from botorch.models.transforms import Normalize
 from botorch.optim import optimize_acqf
-from botorch.test_functions import Branin, Hartmann
-from botorch.test_functions.synthetic import SyntheticTestFunction
 from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.mlls import ExactMarginalLogLikelihood
-from matplotlib.figure import Figure
 
 from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
+from botorch_mtucb.benchmarks.botorch_loop_report import BASELINE, decomposition_table, plot, table
 from botorch_mtucb.benchmarks.coverage import available_cpus
+from botorch_mtucb.benchmarks.loop_problems import PROBLEMS, LoopProblem
 from botorch_mtucb.benchmarks.timing import benchmark_parser
+from botorch_mtucb.confidence.martingale_mixture.width_terms import width_decomposition
 from botorch_mtucb.experiments.cli_types import positive_int
-from botorch_mtucb.experiments.plots import save_figure
 from botorch_mtucb.utils.files import write_atomically
 from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = (
-    "MartingaleMixtureUCB / IGPUCB vs BoTorch's UCB(beta=0.2), qLogNEI and random search "
-    "in the canonical SingleTaskGP loop (Branin, Hartmann-6): final regret and s/iteration"
+    "MartingaleMixtureUCB / IGPUCB vs BoTorch's UCB(beta=0.2, 2.0), qLogNEI and random "
+    "search in the canonical SingleTaskGP loop (Branin, Hartmann-6, Levy-4; noise-free and "
+    "noisy): final regret, s/iteration and where the bound's width comes from"
 )
 DELTA = 0.01
-UCB_BETA = 0.2
-BASELINE = "UCB(beta=0.2)"
-PROBLEMS: dict[str, Callable[[], SyntheticTestFunction]] = {
-    "branin": lambda: Branin(negate=True),
-    "hartmann6": lambda: Hartmann(dim=6, negate=True),
-}
+BOUND_KINDS = {"exact": None, "grid": "DMM", "analytic": "AMM"}
 
 
-def _mm_ucb(gp: SingleTaskGP, X: torch.Tensor):
+def _mm_ucb_fitted(gp: SingleTaskGP, X, problem: LoopProblem):
     return MartingaleMixtureUCB(gp, delta=DELTA)
 
 
-def _igp_ucb(gp: SingleTaskGP, X: torch.Tensor):
+def _mm_ucb(gp: SingleTaskGP, X, problem: LoopProblem):
+    return MartingaleMixtureUCB(
+        gp, delta=DELTA, measurement_noise_std=problem.measurement_noise_std
+    )
+
+
+def _igp_ucb(gp: SingleTaskGP, X, problem: LoopProblem):
     return IGPUCB(gp, delta=DELTA)
 
 
-def _ucb(gp: SingleTaskGP, X: torch.Tensor):
-    return UpperConfidenceBound(gp, beta=UCB_BETA)
+def _ucb(beta: float):
+    def make(gp: SingleTaskGP, X, problem: LoopProblem):
+        return UpperConfidenceBound(gp, beta=beta)
+
+    return make
 
 
-def _qlognei(gp: SingleTaskGP, X: torch.Tensor):
+def _qlognei(gp: SingleTaskGP, X, problem: LoopProblem):
     return qLogNoisyExpectedImprovement(gp, X_baseline=X)
 
 
 METHODS: dict[str, Callable | None] = {
     "MM-UCB": _mm_ucb,
+    "MM-UCB-fitted": _mm_ucb_fitted,
     "IGP-UCB": _igp_ucb,
-    BASELINE: _ucb,
+    BASELINE: _ucb(0.2),
+    "UCB(beta=2.0)": _ucb(2.0),
     "qLogNEI": _qlognei,
     "random": None,
 }
+DECOMPOSED = ("MM-UCB", "MM-UCB-fitted")  # the methods whose width is decomposed
 
 
 @dataclass(frozen=True)
@@ -129,10 +153,15 @@ class LoopRun:
 
     Attributes:
         problem, method, seed: What ran.
-        regret: Simple regret after ``0, 1, ..., T`` iterations (``T + 1`` floats).
+        regret: Simple regret of the recommendation after ``0, 1, ..., T`` iterations
+            (``T + 1`` floats).
         seconds_per_iteration: Median wall time of one iteration.
         error: The traceback if the run raised (then ``regret`` stops there).
         settings: ``asdict(LoopSettings)``.
+        decomposition: Per iteration, ``{kind: WidthDecomposition.summary()}`` for the
+            ``BOUND_KINDS`` at the chosen point, with ``gp_multiplier`` (the exact
+            bound's width in GP posterior standard deviations); empty for the other
+            methods.
 
     Example:
         >>> from botorch_mtucb.benchmarks.botorch_loop import LoopRun
@@ -147,56 +176,94 @@ class LoopRun:
     seconds_per_iteration: float
     error: str | None
     settings: dict
+    decomposition: list[dict] = field(default_factory=list)
 
 
 def run_loop(problem: str, method: str, seed: int, settings: LoopSettings) -> LoopRun:
-    """One run of the loop of the module docstring (float64, noise-free).
+    """One run of the loop of the module docstring (float64).
 
     Example:
         >>> from botorch_mtucb.benchmarks.botorch_loop import LoopSettings, run_loop
         >>> run = run_loop("branin", "random", 0, LoopSettings(iterations=2))
-        >>> len(run.regret), run.regret[0] >= run.regret[-1] >= 0, run.error
+        >>> len(run.regret), min(run.regret) >= 0, run.error
         (3, True, None)
     """
-    function = PROBLEMS[problem]().to(torch.float64)
+    spec = PROBLEMS[problem]
+    function = spec.function()
     bounds = function.bounds
     d = bounds.shape[-1]
+    noise = torch.Generator().manual_seed(20_000 + seed)  # observation noise
     X = draw_sobol_samples(bounds, n=2 * (d + 1), q=1, seed=seed).squeeze(-2)
-    Y = function(X).unsqueeze(-1)
+    Y = spec.observe(function, X, noise)
     optimum = float(function.optimal_value)
-    regret = [optimum - float(Y.max())]
     generator = torch.Generator().manual_seed(10_000 + seed)
     torch.manual_seed(seed)  # optimize_acqf's raw samples, qLogNEI's base samples
-    seconds, error = [], None
-    for _ in range(settings.iterations):
-        start = time.perf_counter()
+    make_acqf = METHODS[method]
+    regret, seconds, records, error = [], [], [], None
+    for iteration in range(settings.iterations + 1):
         try:
-            x = _next_point(function, METHODS[method], X, Y, settings, generator)
+            start = time.perf_counter()
+            gp = _fit(X, Y, d)
+            fitted = time.perf_counter() - start
+            regret.append(optimum - float(function(_recommend(gp, X)).squeeze()))
+            if iteration == settings.iterations:
+                break
+            start = time.perf_counter()
+            if make_acqf is None:  # random search: the fit above only recommends
+                u = torch.rand(1, d, generator=generator, dtype=torch.float64)
+                x, fitted = bounds[0] + (bounds[1] - bounds[0]) * u, 0.0
+            else:
+                acqf = make_acqf(gp, X, spec)
+                x = _optimize(acqf, bounds, settings)
+            seconds.append(fitted + time.perf_counter() - start)
+            if method in DECOMPOSED:
+                records.append(_decompose(acqf, gp, x))
         except Exception:  # recorded, reported in the table, the other runs go on
             error = traceback.format_exc()
             break
-        y = function(x).unsqueeze(-1)
-        seconds.append(time.perf_counter() - start)
-        X, Y = torch.cat([X, x]), torch.cat([Y, y])
-        regret.append(optimum - float(Y.max()))
+        X, Y = torch.cat([X, x]), torch.cat([Y, spec.observe(function, x, noise)])
     spent = statistics.median(seconds) if seconds else float("nan")
-    return LoopRun(problem, method, seed, regret, spent, error, asdict(settings))
+    return LoopRun(problem, method, seed, regret, spent, error, asdict(settings), records)
 
 
-def _next_point(function, make_acqf, X, Y, settings: LoopSettings, generator) -> torch.Tensor:
-    bounds = function.bounds
-    if make_acqf is None:  # random search
-        u = torch.rand(1, bounds.shape[-1], generator=generator, dtype=torch.float64)
-        return bounds[0] + (bounds[1] - bounds[0]) * u
-    gp = SingleTaskGP(X, Y, input_transform=Normalize(bounds.shape[-1]))
+def _fit(X, Y, d: int) -> SingleTaskGP:
+    gp = SingleTaskGP(X, Y, input_transform=Normalize(d))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # fitting and optimizer chatter
+        warnings.simplefilter("ignore")  # fitting chatter
         fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
-        acqf = make_acqf(gp, X)
+    return gp
+
+
+def _recommend(gp: SingleTaskGP, X) -> torch.Tensor:
+    """The evaluated point of largest posterior mean (``1 x d``)."""
+    with torch.no_grad():
+        mean = gp.posterior(X).mean.squeeze(-1)
+    return X[int(mean.argmax())].unsqueeze(0)
+
+
+def _optimize(acqf, bounds, settings: LoopSettings) -> torch.Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # optimizer chatter
         x, _ = optimize_acqf(
             acqf, bounds, q=1, num_restarts=settings.num_restarts, raw_samples=settings.raw_samples
         )
     return x.detach()
+
+
+def _decompose(acqf: MartingaleMixtureUCB, gp: SingleTaskGP, x) -> dict:
+    """The width terms of the three bounds at ``x`` and the exact bound's width in GP
+    posterior standard deviations."""
+    with torch.no_grad():
+        posterior = gp.posterior(x)
+        mean, sd = float(posterior.mean), math.sqrt(float(posterior.variance))
+        upper = float(acqf.bound.upper(x, alphas=None))
+    record = {}
+    for kind, alphas in BOUND_KINDS.items():
+        resolved = None if alphas is None else MartingaleMixtureUCB(acqf.bound, alphas=alphas)
+        grid = None if resolved is None else resolved.alphas
+        record[kind] = width_decomposition(acqf.bound, x, grid).summary()
+    record["exact"]["gp_multiplier"] = (upper - mean) / sd if sd > 0 else float("inf")
+    return record
 
 
 def _run_file(output: Path, problem: str, method: str, seed: int) -> Path:
@@ -217,6 +284,8 @@ def load_run(path: Path, settings: LoopSettings) -> LoopRun | None:
     try:
         data = json.loads(path.read_text())
         run = LoopRun(**data)
+        if not isinstance(run.regret, list):
+            return None
     except (OSError, ValueError, TypeError):
         return None
     return run if run.settings == asdict(settings) else None
@@ -254,9 +323,9 @@ def measure(
     """
     output.mkdir(parents=True, exist_ok=True)
     runs, todo = [], []
-    for problem in problems:
-        for method in methods:
-            for seed in seeds:
+    for seed in seeds:  # seed by seed: an interrupted run leaves comparable sets
+        for problem in problems:
+            for method in methods:
                 stored = (
                     None if fresh else load_run(_run_file(output, problem, method, seed), settings)
                 )
@@ -289,102 +358,11 @@ def _report(run: LoopRun) -> LoopRun:
     return run
 
 
-def table(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str]) -> str:
-    """Median and quartiles of the final simple regret and median s/iteration per
-    (problem, method), with the time ratio to ``UCB(beta=0.2)``.
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.botorch_loop import LoopRun, table
-        >>> runs = [LoopRun("branin", "random", s, [1.0, r], 0.01, None, {}) for s, r in
-        ...         enumerate([0.1, 0.2, 0.3])]
-        >>> print(table(runs, ["branin"], ["random"]).splitlines()[2])
-        branin     random         0.2000   [0.1500, 0.2500]   3/3        0.010          -
-    """
-    lines = [
-        f"{'problem':10s} {'method':14s} {'median':>8s}   {'quartiles':^18s}   {'runs':8s} "
-        f"{'s/iter':>8s} {'vs UCB':>10s}",
-        "-" * 88,
-    ]
-    for problem in problems:
-        baseline = _median_seconds(runs, problem, BASELINE)
-        for method in methods:
-            chosen = [r for r in runs if r.problem == problem and r.method == method]
-            complete = [r for r in chosen if r.error is None]
-            if not complete:
-                lines.append(f"{problem:10s} {method:14s} {'no complete run':>8s}")
-                continue
-            finals = [r.regret[-1] for r in complete]
-            low, mid, high = _quartiles(finals)
-            seconds = _median_seconds(runs, problem, method)
-            ratio = (
-                "-"
-                if baseline is None or method == BASELINE or baseline == 0
-                else (f"{seconds / baseline:.2f}x")
-            )
-            lines.append(
-                f"{problem:10s} {method:14s} {mid:8.4f}   [{low:.4f}, {high:.4f}]   "
-                f"{len(complete)}/{len(chosen):<6d} {seconds:8.3f} {ratio:>10s}"
-            )
-    return "\n".join(lines)
-
-
-def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
-    tensor = torch.tensor(values, dtype=torch.float64)
-    q = torch.quantile(tensor, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
-    return float(q[0]), float(q[1]), float(q[2])
-
-
-def _median_seconds(runs: Sequence[LoopRun], problem: str, method: str) -> float | None:
-    values = [
-        r.seconds_per_iteration
-        for r in runs
-        if r.problem == problem and r.method == method and r.error is None
-    ]
-    return statistics.median(values) if values else None
-
-
-def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str], path: Path):
-    """Median simple regret (log scale) against the iteration, quartile bands, one panel
-    per problem, drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
-    left alone) and saved to ``path`` (PNG).
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.botorch_loop import LoopRun, plot
-        >>> runs = [LoopRun("branin", "random", 0, [1.0, 0.5], 0.01, None, {})]
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "loop.png"
-        >>> plot(runs, ["branin"], ["random"], path); path.exists()
-        True
-    """
-    figure = Figure(figsize=(5.5 * len(problems), 4))
-    axes = figure.subplots(1, len(problems), squeeze=False)
-    for axis, problem in zip(axes[0], problems):
-        for method in methods:
-            curves = [
-                r.regret
-                for r in runs
-                if r.problem == problem and r.method == method and not r.error
-            ]
-            if not curves:
-                continue
-            values = torch.tensor(curves, dtype=torch.float64).clamp_min(1e-8)
-            q = torch.quantile(values, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64), dim=0)
-            steps = range(values.shape[1])
-            axis.plot(steps, q[1], label=method)
-            axis.fill_between(steps, q[0], q[2], alpha=0.15)
-        axis.set_yscale("log")
-        axis.set_title(f"{problem} ({len(curves)} seeds)")
-        axis.set_xlabel("iteration")
-        axis.set_ylabel("simple regret")
-        axis.legend(fontsize=8)
-    save_figure(figure, path, dpi=110)
-
-
 def _parser():
     parser = benchmark_parser("botorch-loop", DESCRIPTION, "2 seeds, 3 iterations (a minute)")
     parser.add_argument("--seeds", type=positive_int, default=10, help="(default: %(default)s)")
     parser.add_argument(
-        "--iterations", type=positive_int, default=30, help="T (default: %(default)s)"
+        "--iterations", type=positive_int, default=50, help="T (default: %(default)s)"
     )
     parser.add_argument(
         "--problems",
@@ -451,6 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("final simple regret after the last iteration (median, quartiles over seeds);")
     print(f"s/iter: median wall time of one iteration; vs UCB: ratio to {BASELINE}")
     print(table(runs, args.problems, args.methods))
+    decomposed = [m for m in args.methods if m in DECOMPOSED]
+    if decomposed:
+        print()
+        print(decomposition_table(runs, args.problems, decomposed))
     figure = output / "regret.png"
     plot(runs, args.problems, args.methods, figure)
     failed = [r for r in runs if r.error]

@@ -14,7 +14,9 @@ uniform in ``[0, 1]``, an RBF kernel of lengthscale 0.2 and Gaussian noise of th
   exact ``epsilon`` of eq. 5 given to the widths; ``b = 1``, ``lambda = (N + b) / (N +
   bN)``; the revealed task drawn uniformly each round;
 * paper 002: one task, ``||f|| = B``; the methods' parameters of ``confidence_rule``
-  (``c = 1``, DMM's grid, ``eta = 2 / T`` for IGP-UCB).
+  (``c = 1``, DMM's grid, ``eta = 2 / T`` for IGP-UCB); two more rows observe it
+  without noise and tell the exact and analytic bounds the ``sigma`` that
+  ``measurement_noise_std`` gives a deterministic evaluation (``noise_level``).
 
 Each round the bound's own UCB is maximized over the candidates (ties at random),
 ``y = f(x) + noise`` is observed and the package's policy or rule updates itself. After
@@ -253,7 +255,7 @@ def measure(
           MT-KB: 0/2 violations (... s)
         ...
         >>> len(rows)
-        20
+        23
     """
     executor = None
     if workers > 1:

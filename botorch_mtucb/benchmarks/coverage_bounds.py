@@ -35,13 +35,19 @@ What each theorem bounds (``f`` of norm at most the ``rkhs_norm_bound`` given):
   the truth's ``B`` and its norm ``B``, full-vector data. Paper 001's family:
   ``Gamma = k K_task(b)``, task-indexed data, and the norm bound ``B sqrt(N (1 + b
   eps^2))`` of paper 001, Sections A.1-A.2 (``||f~||^2 = sum_i ||f_i||^2 + b sum_i ||f_i -
-  f_avg||^2``, with ``B = max_i ||f_i||`` and the exact ``eps`` of eq. 5).
+  f_avg||^2``, with ``B = max_i ||f_i||`` and the exact ``eps`` of eq. 5);
+* the exact and analytic martingale mixtures on noise-free observations, told the
+  ``sigma`` of ``noise_level`` for a deterministic evaluation (``NUMERICAL_NOISE_FLOOR``):
+  the same inequality, on the numerically hardest path (tiny ``alpha``).
+
+Why this module is long: every tracker of the benchmark (one per kind of bound) and the
+table of cases that names them live together, so that the cases read as one list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from gpytorch.kernels import Kernel
@@ -66,6 +72,7 @@ from botorch_mtucb.benchmarks.coverage_truths import KernelExpansion
 from botorch_mtucb.confidence.martingale_mixture.multi_task_bound import (
     MultiTaskMartingaleMixtureBound,
 )
+from botorch_mtucb.confidence.martingale_mixture.noise_level import NUMERICAL_NOISE_FLOOR
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.scalarization import LinearScalarization, sample_linear_weights
 from botorch_mtucb.utils import FiniteDomain
@@ -320,6 +327,38 @@ class KernelUCBTracker:
         self.rule.update(x, (self.setup.values[index] + noise).reshape(1, 1))
 
 
+class NoiseFreeKernelUCBTracker(KernelUCBTracker):
+    r"""A martingale-mixture rule on noise-free observations, told the noise level that
+    ``measurement_noise_std`` gives a deterministic evaluation: ``sigma =
+    NUMERICAL_NOISE_FLOOR`` (``noise_level``; the truths' kernel has ``k(x, x) = 1``).
+    Noise-free observations are ``sigma``-sub-Gaussian for every ``sigma > 0``, so paper
+    002's Lemma 4.2 holds; the case checks it on the numerically hardest path (``alpha =
+    sigma^2 / c`` near the round-off of the Gram matrix's eigenvalues).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.coverage_bounds import (
+        ...     NoiseFreeKernelUCBTracker, RunSetup)
+        >>> from botorch_mtucb.benchmarks.coverage_truths import sample_expansion
+        >>> from botorch_mtucb.problems import make_kernel
+        >>> kernel = make_kernel("rbf", 0.2)
+        >>> truth = sample_expansion(kernel, 1, 1.0, torch.eye(1, dtype=torch.float64),
+        ...                          torch.Generator())
+        >>> setup = RunSetup(kernel, torch.rand(5, 1, dtype=torch.float64), truth, 0.1, 10)
+        >>> tracker = NoiseFreeKernelUCBTracker(setup, "CMM-UCB", 1.0, 0.5)
+        >>> tracker.rule.bound.noise_std
+        0.0001
+    """
+
+    def __init__(self, setup: RunSetup, method: str, rkhs_norm_bound: float, delta: float):
+        told = replace(setup, noise_std=NUMERICAL_NOISE_FLOOR)
+        super().__init__(told, method, rkhs_norm_bound, delta)
+
+    def update(self, index: int, noise: Tensor, generator: torch.Generator | None) -> None:
+        """The rule's update with ``y = f(x)`` (the drawn noise is not added)."""
+        super().update(index, torch.zeros_like(noise), generator)
+
+
 class MultiTaskMixtureTracker:
     r"""The exact multi-task martingale-mixture bound on paper 000's family
     (full-vector data, the truth's ICM kernel, a linear scalarization drawn each round:
@@ -426,8 +465,10 @@ def _task_indexed(
     return lambda setup, bound, delta: TaskIndexedTracker(setup, width, bound, delta)
 
 
-def _kernel_ucb(method: str) -> Callable[[RunSetup, float, float], KernelUCBTracker]:
-    return lambda setup, bound, delta: KernelUCBTracker(setup, method, bound, delta)
+def _kernel_ucb(
+    method: str, tracker: type[KernelUCBTracker] = KernelUCBTracker
+) -> Callable[[RunSetup, float, float], KernelUCBTracker]:
+    return lambda setup, bound, delta: tracker(setup, method, bound, delta)
 
 
 CASES: tuple[BoundCase, ...] = (
@@ -448,17 +489,30 @@ CASES: tuple[BoundCase, ...] = (
     BoundCase("CMM (exact)", "002", "002 Lem 4.2, eq 12", _kernel_ucb("CMM-UCB")),
     BoundCase("DMM (grid)", "002", "002 eq 12, Sec 5.4", _kernel_ucb("DMM-UCB")),
     BoundCase("AMM (analytic)", "002", "002 Cor 4.6", _kernel_ucb("AMM-UCB")),
+    BoundCase(
+        "CMM (noise-free)",
+        "002",
+        "002 Lem 4.2, sigma floor",
+        _kernel_ucb("CMM-UCB", NoiseFreeKernelUCBTracker),
+    ),
+    BoundCase(
+        "AMM (noise-free)",
+        "002",
+        "002 Cor 4.6, sigma floor",
+        _kernel_ucb("AMM-UCB", NoiseFreeKernelUCBTracker),
+    ),
     BoundCase("AY-GP-UCB", "002", "AY12 Thm 3.11 (002 C.2)", _kernel_ucb("AY-GP-UCB")),
     BoundCase("IGP-UCB", "002", "CG17 Thm 2 (002 C.2)", _kernel_ucb("IGP-UCB")),
 )
 """Every bound of the package, in the order of the table."""
 
 CONTROLS: tuple[str, ...] = (
-    "MT-KB", "MT-CMM (000)", "001 new", "MT-CMM (001)", "CMM (exact)", "IGP-UCB"
+    "MT-KB", "MT-CMM (000)", "001 new", "MT-CMM (001)", "CMM (exact)", "CMM (noise-free)",
+    "IGP-UCB",
 )  # fmt: skip
 """The bounds also run told ``B / 4``: one per family (MT-KB, 001 ``new``, the exact
-martingale mixture, the tightest bound, and IGP-UCB, the tighter of its baselines) and
-the two multi-task martingale mixtures."""
+martingale mixture, the tightest bound, and IGP-UCB, the tighter of its baselines), the
+two multi-task martingale mixtures and the exact bound on noise-free observations."""
 
 CONTROL_FACTOR = 0.25
 
@@ -469,6 +523,7 @@ __all__ = [
     "BoundCase",
     "KernelUCBTracker",
     "MultiTaskMixtureTracker",
+    "NoiseFreeKernelUCBTracker",
     "RunSetup",
     "ScalarizedTracker",
     "TaskIndexedTracker",

@@ -20,6 +20,7 @@ from botorch_mtucb.benchmarks.coverage_bounds import (
     CASES,
     CONTROLS,
     KernelUCBTracker,
+    NoiseFreeKernelUCBTracker,
     ScalarizedTracker,
     TaskIndexedTracker,
     ball_margin,
@@ -28,6 +29,7 @@ from botorch_mtucb.benchmarks.coverage_bounds import (
 from botorch_mtucb.benchmarks.coverage_report import RunOutcome, clopper_pearson, summarize
 from botorch_mtucb.benchmarks.coverage_truths import sample_expansion, sample_related_tasks
 from botorch_mtucb.confidence import EmptyConfidenceSetError, task_kernel_matrix
+from botorch_mtucb.confidence.martingale_mixture.noise_level import NUMERICAL_NOISE_FLOOR
 from botorch_mtucb.problems import make_kernel
 from botorch_mtucb.utils.random import POLICY_STREAM, round_generator
 
@@ -204,12 +206,24 @@ def test_task_indexed_tracker_picks_what_mt_ucb_picks():
 
 def test_every_bound_and_control_is_run():
     names = [case.name for case in CASES]
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 16
     assert set(CONTROLS) <= set(names)
     settings = Settings(runs=1, horizon=2, delta=0.5, rkhs_norm=1.0, noise_std=0.1, seed=0)
     # told B / 4 the exact bound already fails under the prior for this truth
     case = next(case for case in CASES if case.name == "CMM (exact)")
     assert run_once(case, 0.25, 0, settings).violated
+
+
+def test_noise_free_rows_observe_f_exactly_with_the_floor_sigma():
+    setup = run_setup("002", 1.0, 0.1, 5, seed=0)
+    tracker = NoiseFreeKernelUCBTracker(setup, "CMM-UCB", 1.0, 0.5)
+    for index in (3, 7):
+        tracker.update(index, torch.full((1,), 5.0, dtype=torch.float64), None)
+    bound = tracker.rule.bound
+    assert bound.noise_std == NUMERICAL_NOISE_FLOOR
+    assert torch.equal(bound.train_Y[:, 0], setup.values[[3, 7], 0])  # the noise is not added
+    _, margin = tracker.evaluate(torch.Generator())
+    assert bool((margin >= 0).all())
 
 
 # -------------------------------------------------------------- the quick run

@@ -11,7 +11,6 @@ BoTorch model (``from_model``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -26,6 +25,7 @@ from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
     check_training_data,
     check_unbatched_kernel,
 )
+from botorch_mtucb.confidence.martingale_mixture.noise_level import resolve_noise_std
 from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
 from botorch_mtucb.models.botorch_readers import single_output_data
 from botorch_mtucb.utils.checks import check_kernel_values
@@ -203,6 +203,7 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
         noise_std: float | None = None,
         delta: float = 0.01,
         mixture_scale: float = 1.0,
+        measurement_noise_std: float | None = None,
     ) -> MartingaleMixtureBound:
         r"""The bound on the data, kernel and noise of a fitted single-output BoTorch GP.
 
@@ -234,6 +235,11 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
                 without training data only a learned noise has one).
             delta: Confidence level in ``(0, 1)``.
             mixture_scale: As in the constructor.
+            measurement_noise_std: A sub-Gaussian level of the measurement error in the
+                user's outcome units (for a deterministic simulator, its precision), in
+                place of the likelihood's fitted noise: ``sigma = max(sigma_meas / |b|,
+                1e-4 sqrt(max_i k(x_i, x_i)))`` with ``b`` the outcome transform's scale
+                (``noise_level``). Not with ``noise_std``.
 
         Returns:
             A ``MartingaleMixtureBound`` on ``model``'s transformed training data.
@@ -246,7 +252,9 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
                 transform (``Log``, ...), an input transform that changes the number of
                 columns, NaN/inf training data (naming the model), no training data
                 with ``rkhs_norm_bound=None`` (or with fixed noise and
-                ``noise_std=None``), and as in the constructor.
+                ``noise_std=None``), both ``noise_std`` and ``measurement_noise_std``,
+                a ``measurement_noise_std`` not positive and finite, and as in the
+                constructor.
             EmptyConfidenceSetError: For an explicit ``rkhs_norm_bound`` that the data
                 contradict.
 
@@ -278,8 +286,10 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
             f"{name}'s train_X (after its input transform)",
             f"{name}'s train_Y (after its outcome transform, minus its prior mean)",
         ))  # fmt: skip
-        if noise_std is None:
-            noise_std = math.sqrt(data.largest_noise_variance())
+        noise_std = resolve_noise_std(
+            noise_std, measurement_noise_std, data.outcome_scale, train_X, data.kernel,
+            data.largest_noise_variance,
+        )  # fmt: skip
         return cls(
             train_X,
             train_Y,
