@@ -31,6 +31,7 @@ AMM-UCB, Cor. 4.6). Built from a fitted BoTorch GP it is a drop-in for BoTorch's
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Sequence
 
 import torch
@@ -47,7 +48,10 @@ from botorch_mtucb.acquisition.posterior_moments import (
 )
 from botorch_mtucb.confidence.martingale_mixture import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
-from botorch_mtucb.confidence.martingale_mixture.noise_level import resolve_noise_std
+from botorch_mtucb.confidence.martingale_mixture.noise_level import (
+    noise_at_likelihood_floor,
+    resolve_noise_std,
+)
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
 from botorch_mtucb.models.botorch_readers import (
     ScalarGPData,
@@ -249,6 +253,8 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
             else:
                 check_single_output(model, "model_or_bound")
                 bound = MartingaleMixtureBound.from_model(model, **settings)
+                if noise_std is None and measurement_noise_std is None:
+                    _warn_if_noise_at_floor(model)
                 input_dim = bound.train_X.shape[-1]
             self.model = model_or_bound
         self.bound = bound
@@ -389,6 +395,21 @@ def bound_from_data(
     )
     bound.rkhs_norm_bound_from_data = chosen
     return bound
+
+
+def _warn_if_noise_at_floor(model: Model) -> None:
+    """A ``UserWarning`` (once per call site) when the model's fitted noise sits at its
+    likelihood's lower constraint: the bound then uses that floor as ``sigma``."""
+    if noise_at_likelihood_floor(model):
+        warnings.warn(
+            "the model's fitted noise variance sits at its likelihood's lower constraint "
+            "(the data look noise-free), and the bound uses it as the noise level, which "
+            "makes it many posterior standard deviations wide; pass "
+            "measurement_noise_std=<your measurement precision, outcome units> for a "
+            "bound as tight as exact data allow",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _resolve_alphas(

@@ -43,6 +43,7 @@ from torch import Tensor
 from botorch_mtucb.utils.checks import check_positive
 
 NUMERICAL_NOISE_FLOOR = 1e-4
+FLOOR_FACTOR = 1.5  # noise_at_likelihood_floor: within 50% of the likelihood's constraint
 
 
 def noise_std_from_measurement(
@@ -141,3 +142,41 @@ def resolve_noise_std(
             diagonal = kernel(train_X.to(torch.float64), diag=True)
         prior = float(torch.as_tensor(diagonal).max())
     return noise_std_from_measurement(measurement_noise_std, outcome_scale, prior)
+
+
+def noise_at_likelihood_floor(model: object, factor: float = FLOOR_FACTOR) -> bool:
+    r"""Whether a fitted model's learned noise variance sits at its likelihood's lower
+    constraint (within ``factor`` of it): the sign of data that look noise-free, where
+    ``measurement_noise_std`` narrows the bound by orders of magnitude.
+
+    Args:
+        model: A BoTorch model (anything else, or a model without a learned
+            homoskedastic noise with a ``GreaterThan`` constraint, gives ``False``).
+        factor: How close counts as "at" the constraint (``noise <= factor * lower``).
+
+    Returns:
+        ``True`` if the noise variance is at most ``factor`` times the constraint's lower
+        bound.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import SingleTaskGP
+        >>> from botorch_mtucb.confidence.martingale_mixture.noise_level import (
+        ...     noise_at_likelihood_floor)
+        >>> X = torch.rand(6, 1, dtype=torch.float64)
+        >>> model = SingleTaskGP(X, X.sin())
+        >>> model.likelihood.noise = 1.0001e-4  # what a fit on exact data ends with
+        >>> noise_at_likelihood_floor(model)
+        True
+    """
+    noise_covar = getattr(getattr(model, "likelihood", None), "noise_covar", None)
+    constraint = getattr(noise_covar, "raw_noise_constraint", None)
+    lower = getattr(constraint, "lower_bound", None)
+    if lower is None or not hasattr(noise_covar, "noise"):
+        return False
+    with torch.no_grad():
+        noise = torch.as_tensor(noise_covar.noise).detach()
+        floor = torch.as_tensor(lower).detach()
+    if noise.numel() == 0 or not bool((floor > 0).all()):
+        return False
+    return bool((noise <= factor * floor).all())

@@ -16,6 +16,7 @@ from botorch_mtucb.acquisition import MartingaleMixtureUCB
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.noise_level import (
     NUMERICAL_NOISE_FLOOR,
+    noise_at_likelihood_floor,
     noise_std_from_measurement,
     resolve_noise_std,
 )
@@ -92,3 +93,19 @@ def test_wrapped_output_and_prebuilt_bound():
         MartingaleMixtureUCB(bound, measurement_noise_std=1.0)
     with pytest.raises(ValueError, match="not both"):
         MartingaleMixtureUCB(model, noise_std=0.1, measurement_noise_std=1.0)
+
+
+def test_a_noise_at_the_floor_warns_and_measurement_noise_silences_it(recwarn):
+    model, X, _ = fitted_like_model()
+    floor = float(model.likelihood.noise_covar.raw_noise_constraint.lower_bound)
+    model.likelihood.noise = 1.2 * floor  # what a fit on exact data ends with
+    assert noise_at_likelihood_floor(model)
+    with pytest.warns(UserWarning, match="measurement_noise_std"):
+        MartingaleMixtureUCB(model)
+    recwarn.clear()
+    MartingaleMixtureUCB(model, measurement_noise_std=1e-6)
+    MartingaleMixtureUCB(model, noise_std=0.1)
+    assert not [w for w in recwarn if "lower constraint" in str(w.message)]
+    model.likelihood.noise = 10.0 * floor
+    assert not noise_at_likelihood_floor(model)
+    assert not noise_at_likelihood_floor(object())
