@@ -88,6 +88,17 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
     guarantee); an explicit ``B`` (transformed units) keeps paper 002's guarantee and
     raises ``EmptyConfidenceSetError`` when the data contradict it.
 
+    **The noise level** is the likelihood's fitted noise unless you state it:
+    ``measurement_noise_std=s`` (the user's outcome units; a sub-Gaussian level of the
+    measurement error, for a deterministic simulator its precision) replaces it
+    (``confidence.martingale_mixture.noise_level``). On noise-free data the fitted noise
+    collapses to the likelihood's lower constraint, whose ``sigma^2 ln det(I + K /
+    sigma^2)`` term then makes the bound several to tens of posterior standard
+    deviations wide (a ``UserWarning`` says so); with the stated precision the set shrinks
+    to the functions of norm at most ``B`` that interpolate the data, and the width to
+    what the norm not yet explained by the data allows. The guarantee needs the stated
+    ``s`` to be at least the true level (any ``s > 0`` for exact evaluations).
+
     **From a prebuilt bound**: ``MartingaleMixtureUCB(bound)`` or
     ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition's ``model`` is
     then ``None`` (the bound is not a BoTorch ``Model``).
