@@ -144,8 +144,10 @@ def construct_inputs_martingale_mixture_ucb(
     constraints_tuple: object = None,
     ref_point: object = None,
     maximize: bool = True,
+    measurement_noise_std: float | None = None,
 ) -> dict[str, Any]:
-    r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments).
+    r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments; with
+    Ax, ``botorch_acqf_options={"measurement_noise_std": s}`` states the noise level).
 
     Raises:
         UnsupportedError: For an ``objective``, outcome constraints or a ``ref_point``.
@@ -176,6 +178,7 @@ def construct_inputs_martingale_mixture_ucb(
         "noise_std": noise_std,
         "alphas": alphas,
         "mixture_scale": mixture_scale,
+        "measurement_noise_std": measurement_noise_std,
     }
 
 

@@ -106,6 +106,14 @@ def test_minimization_is_the_lower_bound_negated():
     torch.testing.assert_close(igp(X), -mean + igp.width * std)
 
 
+def test_measurement_noise_reaches_the_bound():
+    gp, _, train_Y = _gp(torch.float64)
+    construct = get_acqf_input_constructor(MartingaleMixtureUCB)
+    acqf = MartingaleMixtureUCB(**construct(model=gp, measurement_noise_std=0.3))
+    std = float(train_Y.std())  # Standardize's scale, from the data
+    assert acqf.bound.noise_std == pytest.approx(0.3 / std, rel=1e-10)
+
+
 def test_several_objectives_weights_are_honoured():
     gp, *_ = _gp(torch.float64, num_outputs=2)
     weights = torch.tensor([-0.3, -0.7], dtype=torch.float64)
