@@ -44,6 +44,25 @@ probability-``1 - delta`` guarantee of paper 002 (which needs ``B`` fixed in adv
 does not hold for it; the bound then describes the functions of norm up to ``B`` that
 fit the data, with ``B`` growing as needed. Pass an explicit ``rkhs_norm_bound`` for the
 theorem (and an ``EmptyConfidenceSetError`` when the data contradict it).
+
+**The choices of B and what each keeps.**
+
+* ``B`` fixed before the data (``rkhs_norm_bound=B``): paper 002's theorem, with
+  probability ``1 - delta`` for all rounds at once, if ``||f||_H <= B`` for the kernel
+  used (in BoTorch's loop the kernel is refit each round, so the statement is about each
+  round's kernel).
+* This rule: no probability statement; the set is the functions no more complex than
+  the data demand. Under a GP fitted by marginal likelihood ``||mu_t||_H^2`` grows about
+  like ``t`` (the outputscale makes ``y^T K^{-1} y ~ t``), so with a fitted noise the
+  width is about ``sqrt(t)`` posterior standard deviations; with a stated measurement
+  precision on exact data the set shrinks to the minimum-norm interpolant and the
+  width to what the remaining radius allows (``noise_level``).
+* The smallest ``B`` with a non-empty set: the set is a single function and the bound
+  the mean, no exploration at all; not offered.
+* Estimates that over-estimate ``||f||_H`` with a stated probability (Tokmak et al.,
+  AISTATS 2025; Fiedler et al., 2024) rest on assumptions about how ``f`` behaves
+  between the data (random functions of the RKHS as a model for it); they give ``B``
+  at least this rule's and so wider bounds, never narrower ones; not implemented.
 """
 
 from __future__ import annotations
