@@ -61,8 +61,10 @@ theorem (and an ``EmptyConfidenceSetError`` when the data contradict it).
   the mean, no exploration at all; not offered.
 * Estimates that over-estimate ``||f||_H`` with a stated probability (Tokmak et al.,
   AISTATS 2025; Fiedler et al., 2024) rest on assumptions about how ``f`` behaves
-  between the data (random functions of the RKHS as a model for it); they give ``B``
-  at least this rule's and so wider bounds, never narrower ones; not implemented.
+  between the data (random functions of the RKHS as a model for it). They aim above
+  ``||f||_H``, which on exact data is at least the minimum-norm interpolant's norm (this
+  rule's ``B`` in the limit of no noise), so there they widen the bound, never narrow
+  it; not implemented.
 """
 
 from __future__ import annotations
