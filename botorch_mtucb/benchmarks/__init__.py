@@ -6,7 +6,9 @@ their own machine; ``coverage`` measures how often every confidence bound of the
 misses ground truths of known RKHS norm; ``botorch-loop`` runs the package's
 acquisitions in BoTorch's canonical loop against BoTorch's own; ``multi-task-bound``
 measures the multi-task martingale-mixture bound's step in the number of tasks;
-``certified-stopping`` compares the certified stopping rule with the baselines' rules.
+``certified-stopping`` compares the certified stopping rule with the baselines' rules;
+``width-candidates`` measures candidate ways of tightening the martingale-mixture bound
+in BoTorch's loop and keeps only those that narrow it.
 ``python -m botorch_mtucb benchmark --list`` lists them.
 """
 
@@ -23,6 +25,7 @@ from botorch_mtucb.benchmarks import (
     mm_bound_vs_cvxpy,
     mt_bkb_scaling,
     multi_task_bound,
+    width_candidates,
 )
 
 
@@ -61,6 +64,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),
     "mt-bkb-scaling": Benchmark(mt_bkb_scaling.DESCRIPTION, mt_bkb_scaling.main),
     "multi-task-bound": Benchmark(multi_task_bound.DESCRIPTION, multi_task_bound.main),
+    "width-candidates": Benchmark(width_candidates.DESCRIPTION, width_candidates.main),
 }
 
 __all__ = ["BENCHMARKS", "Benchmark"]
