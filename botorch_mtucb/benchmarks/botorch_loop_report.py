@@ -118,7 +118,10 @@ def decomposition_table(runs, problems: Sequence[str], methods: Sequence[str]) -
     analytic): ``sqrt(R~^2 / alpha)`` (the multiplier of ``rho_alpha``), the shares of
     ``R~_alpha^2`` (norm ``alpha B^2``, log-det, ``2 sigma^2 ln(1/delta)``, data fit),
     ``B``, ``sigma`` and ``c``, and for the exact bound its width in GP posterior standard
-    deviations (``x sd``).
+    deviations (``x sd``). The shares sum to 1; where the set is nearly one function
+    (exact data, a stated precision, ``B`` from the data) ``R~^2`` is tiny and the norm
+    and data-fit terms cancel (large shares of opposite signs). At the analytic bound's
+    ``alpha = sigma^2 / c`` the data-fit term is 0.
 
     Example:
         >>> from botorch_mtucb.benchmarks.botorch_loop import LoopRun
@@ -130,16 +133,16 @@ def decomposition_table(runs, problems: Sequence[str], methods: Sequence[str]) -
         >>> record["exact"]["gp_multiplier"] = 9.0
         >>> run = LoopRun("branin", "MM-UCB", 0, [1.0, 0.5], 0.1, None, {}, [record])
         >>> print(decomposition_table([run], ["branin"], ["MM-UCB"]).splitlines()[3])
-        branin          MM-UCB          exact         1     4.00    9.00  0.50  0.30  0.10  0.10  3.00 0.0100  1.00
+        branin          MM-UCB          exact         1     4.00    9.00     0.50     0.30     0.10     0.10   3.00  0.0100  1.00
     """
     lines = [
         "width of the martingale-mixture bounds at the chosen point, medians over seeds: "
         "sqrt(R~^2/alpha) multiplies rho_alpha(x); x sd = (u - mu_gp) / sd_gp "
         "(UCB(beta=0.2): 0.45); shares of R~^2",
         f"{'problem':15s} {'method':15s} {'bound':9s} {'iter':>5s} {'beta^.5':>8s} "
-        f"{'x sd':>7s} {'norm':>5s} {'ldet':>5s} {'conf':>5s} {'fit':>5s} {'B':>5s} "
-        f"{'sigma':>6s} {'c':>5s}",
-        "-" * 108,
+        f"{'x sd':>7s} {'norm':>8s} {'ldet':>8s} {'conf':>8s} {'fit':>8s} {'B':>6s} "
+        f"{'sigma':>7s} {'c':>5s}",
+        "-" * 122,
     ]
     for problem in problems:
         for method in methods:
@@ -159,10 +162,10 @@ def decomposition_table(runs, problems: Sequence[str], methods: Sequence[str]) -
                         return statistics.median(row.get(key, float("nan")) for row in rows)
 
                     sd = f"{median('gp_multiplier'):7.2f}" if kind == "exact" else f"{'':7s}"
-                    shares = "".join(f"{median(key):6.2f}" for key in SHARES)
+                    shares = "".join(f" {median(key):8.2f}" for key in SHARES)
                     lines.append(
                         f"{problem:15s} {method:15s} {kind:9s} {index + 1:5d} "
-                        f"{median('beta_sqrt'):8.2f} {sd}{shares} {median('rkhs_norm_bound'):5.2f} "
-                        f"{median('noise_std'):6.4f} {median('mixture_scale'):5.2f}"
+                        f"{median('beta_sqrt'):8.2f} {sd}{shares} {median('rkhs_norm_bound'):6.2f} "
+                        f"{median('noise_std'):7.4f} {median('mixture_scale'):5.2f}"
                     )
     return "\n".join(lines)
