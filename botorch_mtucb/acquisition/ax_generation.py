@@ -120,6 +120,8 @@ def _check_options(acqf_class: type, options: dict[str, Any]) -> None:
             f"botorch_acqf_options {unknown} are not options of {acqf_class.__name__}; "
             f"accepted: {sorted(accepted)}"
         )
+    if options.get("measurement_noise_std") is not None:
+        raise UnsupportedError(constructors.MEASUREMENT_NOISE_THROUGH_AX)
     if "delta" in options:
         check_delta(options["delta"])
     for name in ("width", "rkhs_norm_bound", "noise_std", "mixture_scale", "eta"):

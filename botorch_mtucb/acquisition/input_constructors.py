@@ -47,6 +47,12 @@ from botorch_mtucb.acquisition.task_conditioned_ucb import TaskConditionedLCB, T
 from botorch_mtucb.confidence import mt_kb_width
 
 DEFAULT_DELTA = 0.01
+MEASUREMENT_NOISE_THROUGH_AX = (
+    "measurement_noise_std is not supported through Ax's input constructor: Ax "
+    "standardizes the outcomes before the model sees them, so a noise level in your units "
+    "cannot be converted; give noise_std in the model's units instead (your noise level "
+    "divided by the standard deviation of the observed outcomes)"
+)
 
 
 _MULTI_OBJECTIVE_ACQUISITIONS = ("ScalarizedMultiTaskUCB", "ScalarizedObjectiveUCB")
@@ -146,11 +152,16 @@ def construct_inputs_martingale_mixture_ucb(
     maximize: bool = True,
     measurement_noise_std: float | None = None,
 ) -> dict[str, Any]:
-    r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments; with
-    Ax, ``botorch_acqf_options={"measurement_noise_std": s}`` states the noise level).
+    r"""Keyword arguments of ``MartingaleMixtureUCB`` (its constructor's arguments).
+
+    ``measurement_noise_std`` is refused: Ax standardizes the outcomes before the model
+    sees them, so a level in your units cannot be converted here; give ``noise_std`` in
+    the model's units (your noise level divided by the standard deviation of the
+    observed outcomes).
 
     Raises:
-        UnsupportedError: For an ``objective``, outcome constraints or a ``ref_point``.
+        UnsupportedError: For an ``objective``, outcome constraints, a ``ref_point`` or a
+            ``measurement_noise_std``.
 
     Example:
         >>> import torch
@@ -172,13 +183,14 @@ def construct_inputs_martingale_mixture_ucb(
         maximize,
     )  # fmt: skip
     kwargs["model_or_bound"] = kwargs.pop("model")
+    if measurement_noise_std is not None:
+        raise UnsupportedError(MEASUREMENT_NOISE_THROUGH_AX)
     return kwargs | {
         "delta": delta,
         "rkhs_norm_bound": rkhs_norm_bound,
         "noise_std": noise_std,
         "alphas": alphas,
         "mixture_scale": mixture_scale,
-        "measurement_noise_std": measurement_noise_std,
     }
 
 

@@ -90,14 +90,19 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
 
     **The noise level** is the likelihood's fitted noise unless you state it:
     ``measurement_noise_std=s`` (the user's outcome units; a sub-Gaussian level of the
-    measurement error, for a deterministic simulator its precision) replaces it
-    (``confidence.martingale_mixture.noise_level``). On noise-free data the fitted noise
-    collapses to the likelihood's lower constraint, whose ``sigma^2 ln det(I + K /
+    measurement error, e.g. the noise's standard deviation for Gaussian noise; any
+    ``s > 0`` for exact evaluations) replaces it
+    (``confidence.martingale_mixture.noise_level``). On exact data the fitted noise falls
+    towards the likelihood's lower constraint, and its ``sigma^2 ln det(I + K /
     sigma^2)`` term then makes the bound several to tens of posterior standard
-    deviations wide (a ``UserWarning`` says so); with the stated precision the set shrinks
-    to the functions of norm at most ``B`` that interpolate the data, and the width to
-    what the norm not yet explained by the data allows. The guarantee needs the stated
-    ``s`` to be at least the true level (any ``s > 0`` for exact evaluations).
+    deviations wide (a ``UserWarning`` says so when the fit reaches the constraint).
+    With an explicit ``B`` the stated level keeps the theorem (if it is at least the
+    true one) and narrows the bound; with ``B`` chosen from the data a small stated
+    level makes the set nearly one function (the minimum-norm interpolant) and the
+    bound nearly the posterior mean, without guarantee. For a multi-output
+    ``SingleTaskGP`` with a ``ScalarizedPosteriorTransform`` it is the level of the
+    scalarized observation ``w^T y``: ``(sum_i w_i^2 s_i^2)^{1/2}`` for independent noises
+    of levels ``s_i``.
 
     **From a prebuilt bound**: ``MartingaleMixtureUCB(bound)`` or
     ``MartingaleMixtureUCB.from_bound(bound, alphas)``; the acquisition's ``model`` is

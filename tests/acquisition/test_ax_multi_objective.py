@@ -182,6 +182,9 @@ def test_bad_arguments_are_refused_when_the_strategy_is_built():
     # Options out of range are refused now, not at the first BoTorch trial.
     with pytest.raises(ValueError, match="delta"):
         ax_generation_strategy(single, MartingaleMixtureUCB, {"delta": 2.0})
+    # Ax standardizes the outcomes first: a level in the user's units cannot be converted.
+    with pytest.raises(UnsupportedError, match="measurement_noise_std is not supported"):
+        ax_generation_strategy(single, MartingaleMixtureUCB, {"measurement_noise_std": 1.0})
     for name in ("rkhs_norm_bound", "noise_std"):
         with pytest.raises(ValueError, match=name):
             ax_generation_strategy(single, IGPUCB, {name: -1.0})

@@ -1,19 +1,22 @@
 r"""The noise level ``sigma`` of a bound built from a model: fitted or the measurement precision.
 
-Paper 002's confidence sets (Lemma 4.2, eq. (8)) hold for ``sigma``-sub-Gaussian noise,
-and for every ``sigma`` at least the true noise level: zero-mean noise bounded by
-``[-s, s]`` is ``s``-sub-Gaussian (Hoeffding's lemma), and noise-free observations are
-``sigma``-sub-Gaussian for every ``sigma > 0``. A fitted GP's likelihood noise is an
-estimate, not such a level: on noise-free data it collapses to the likelihood's lower
-constraint (``1e-4`` in variance for BoTorch's ``SingleTaskGP``, 1% of the outcome's
-standard deviation after ``Standardize``), and that value then drives the radius
-``R_t^2 = ... + sigma^2 ln det(I + c K / sigma^2) + 2 sigma^2 ln(1 / delta)``: the
+Paper 002's confidence sets (Lemma 4.2, eq. (8)) hold for noise that is
+``sigma``-sub-Gaussian given the past, and then for every larger ``sigma``: Gaussian
+noise of standard deviation ``s`` has level ``s``, zero-mean noise bounded by ``[-s, s]``
+has level ``s`` (Hoeffding's lemma), and exact observations have every level ``sigma >
+0``. A fitted GP's likelihood noise is an estimate, not such a level: on exact data it
+falls towards the likelihood's lower constraint (``1e-4`` in variance for BoTorch's
+``SingleTaskGP``, 1% of the outcome's standard deviation after ``Standardize``; the noise
+prior holds it somewhat above for small data sets), and that small value then drives the
+radius ``R_t^2 = ... + sigma^2 ln det(I + c K / sigma^2) + 2 sigma^2 ln(1 / delta)``: the
 bound is many posterior standard deviations wide although the data are exact.
 
-``measurement_noise_std`` is what the user knows instead: the largest standard
-deviation (a sub-Gaussian level, e.g. half the width of a bounded error) of the
-measurement error in the user's outcome units; for a deterministic simulator its
-precision. The bound works in the model's transformed units, so
+``measurement_noise_std`` is what the user knows instead, in the user's outcome units: a
+sub-Gaussian level of the measurement error (its standard deviation for Gaussian
+noise). For exact evaluations every ``sigma > 0`` is valid and a small one is best
+(for example the precision of the recorded numbers); rounding is a fixed function of
+``x``, not noise, so the recorded function is what must have norm at most ``B``. The
+bound works in the model's transformed units, so
 
 .. math::
     \sigma = \max\Big(\frac{\sigma_{\mathrm{meas}}}{|b|},\;
@@ -25,10 +28,14 @@ training outcomes). The floor keeps ``alpha = sigma^2 / c`` above the round-off 
 Gram matrix's eigenvalues; raising ``sigma`` keeps the guarantee (a larger
 sub-Gaussian level is still one), so the floor costs width, never validity.
 
-**What the guarantee then needs.** Paper 002's theorem with an explicit ``B``: the
-noise of every observation ``sigma_meas``-sub-Gaussian given the past (the user's
-statement about the measurement, not an estimate from the data), and ``||f~||_H <= B``
-for the model's kernel.
+**What the guarantee then needs.** Paper 002's theorem with an explicit ``B`` fixed in
+advance: the noise of every observation ``sigma_meas``-sub-Gaussian given the past (the
+user's statement about the measurement, not an estimate from the data), and ``||f~||_H <=
+B`` for the model's kernel. With ``B`` chosen from the data (``norm_choice``) there is no
+probability statement, and a small stated level makes it degenerate: on exact data the
+confidence set shrinks to about the minimum-norm interpolant, whose norm is the chosen
+``B``, and the bound to its values (almost no exploration, and ``f`` above the bound on a
+sizeable part of the domain; ``benchmark width-candidates`` measures both).
 """
 
 from __future__ import annotations
@@ -65,8 +72,9 @@ def noise_std_from_measurement(
         ``sigma > 0`` (a float, transformed units).
 
     Raises:
-        ValueError: For ``measurement_noise_std`` not positive and finite, a zero or
-            non-finite ``outcome_scale`` or a negative ``largest_prior_variance``.
+        ValueError: For ``measurement_noise_std`` not positive and finite (or so large
+            that its square in transformed units overflows), a zero or non-finite
+            ``outcome_scale`` or a negative ``largest_prior_variance``.
 
     Example:
         >>> from botorch_mtucb.confidence.martingale_mixture.noise_level import (
@@ -80,6 +88,11 @@ def noise_std_from_measurement(
     scale = float(outcome_scale)
     if scale == 0.0 or not math.isfinite(scale):
         raise ValueError(f"outcome_scale must be non-zero and finite, got {outcome_scale}")
+    if not math.isfinite((sigma / abs(scale)) ** 2):
+        raise ValueError(
+            f"measurement_noise_std / |outcome_scale| = {sigma / abs(scale):.3g}: its square "
+            "overflows float64; give a level in the outcome's units"
+        )
     prior = float(largest_prior_variance)
     if not prior >= 0.0:
         raise ValueError(f"largest_prior_variance must be >= 0, got {largest_prior_variance}")

@@ -44,6 +44,7 @@ def test_conversion_and_floor():
         ((1.0, 0.0, 1.0), "outcome_scale must be non-zero"),
         ((1.0, float("inf"), 1.0), "outcome_scale"),
         ((1.0, 1.0, -1.0), "largest_prior_variance must be >= 0"),
+        ((1e300, 1e-10, 1.0), "measurement_noise_std / \\|outcome_scale\\| = inf"),
     ],
 )
 def test_bad_arguments(arguments, match):
