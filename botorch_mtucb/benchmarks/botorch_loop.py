@@ -272,8 +272,9 @@ def _run_file(output: Path, problem: str, method: str, seed: int) -> Path:
 
 
 def load_run(path: Path, settings: LoopSettings) -> LoopRun | None:
-    """The run stored at ``path``, or ``None`` if absent, unreadable or of other settings
-    (then it is run again).
+    """The complete run stored at ``path``, or ``None`` if absent, unreadable, malformed
+    (a regret that is not ``T + 1`` numbers, records that are not a list), one that raised
+    (it is tried again) or of other settings (``stored_settings`` tells them apart).
 
     Example:
         >>> import pathlib, tempfile
@@ -282,13 +283,38 @@ def load_run(path: Path, settings: LoopSettings) -> LoopRun | None:
         True
     """
     try:
-        data = json.loads(path.read_text())
-        run = LoopRun(**data)
-        if not isinstance(run.regret, list):
-            return None
+        run = LoopRun(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         return None
-    return run if run.settings == asdict(settings) else None
+    if run.settings != asdict(settings) or run.error is not None:
+        return None
+    regret, records = run.regret, run.decomposition
+    numbers = isinstance(regret, list) and all(
+        isinstance(value, (int, float)) and not isinstance(value, bool) for value in regret
+    )
+    if not numbers or len(regret) != settings.iterations + 1:
+        return None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        return None
+    if not isinstance(run.seconds_per_iteration, (int, float)):
+        return None
+    return run
+
+
+def stored_settings(path: Path) -> dict | None:
+    """The ``settings`` recorded in the run file at ``path`` (``None``: no readable file).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.benchmarks.botorch_loop import stored_settings
+        >>> stored_settings(pathlib.Path(tempfile.mkdtemp()) / "none.json") is None
+        True
+    """
+    try:
+        settings = json.loads(path.read_text()).get("settings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return settings if isinstance(settings, dict) else None
 
 
 def _run_and_store(problem, method, seed, settings, output, threads) -> LoopRun:
@@ -322,7 +348,7 @@ def measure(
         ['branin__random__seed0.json']
     """
     output.mkdir(parents=True, exist_ok=True)
-    runs, todo = [], []
+    runs, todo, other = [], [], []
     for seed in seeds:  # seed by seed: an interrupted run leaves comparable sets
         for problem in problems:
             for method in methods:
@@ -331,8 +357,16 @@ def measure(
                 )
                 if stored is not None:
                     runs.append(stored)
-                else:
-                    todo.append((problem, method, seed))
+                    continue
+                recorded = stored_settings(_run_file(output, problem, method, seed))
+                if not fresh and recorded not in (None, asdict(settings)):
+                    other.append(recorded)
+                todo.append((problem, method, seed))
+    if other:  # never overwrite another experiment's runs without being told
+        raise ValueError(
+            f"{output} holds {len(other)} run(s) of other settings (e.g. {other[0]}, these "
+            f"are {asdict(settings)}): give another --output, or --fresh to replace them"
+        )
     if runs:
         print(f"{len(runs)} run(s) already in {output} (--fresh recomputes them)", flush=True)
     arguments = [(p, m, s, settings, output, threads) for p, m, s in todo]
@@ -341,10 +375,15 @@ def measure(
         for run in finished:
             runs.append(_report(run))
     else:
-        with ProcessPoolExecutor(workers) as pool:
+        pool = ProcessPoolExecutor(workers)
+        try:
             futures = [pool.submit(_run_and_store, *a) for a in arguments]
             for future in futures:
                 runs.append(_report(future.result()))
+        except BaseException:  # Ctrl-C or a failure: drop the queued runs, keep the written
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     return runs
 
 
@@ -360,9 +399,11 @@ def _report(run: LoopRun) -> LoopRun:
 
 def _parser():
     parser = benchmark_parser("botorch-loop", DESCRIPTION, "2 seeds, 3 iterations (a minute)")
-    parser.add_argument("--seeds", type=positive_int, default=10, help="(default: %(default)s)")
     parser.add_argument(
-        "--iterations", type=positive_int, default=50, help="T (default: %(default)s)"
+        "--seeds", type=positive_int, default=10, help="(default: %(default)s; --quick: 2)"
+    )
+    parser.add_argument(
+        "--iterations", type=positive_int, default=50, help="T (default: %(default)s; --quick: 3)"
     )
     parser.add_argument(
         "--problems",
@@ -402,10 +443,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         botorch-loop: 2 seed(s) x 3 iteration(s), ...
         0
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     seeds, iterations = (2, 3) if args.quick else (args.seeds, args.iterations)
     settings = LoopSettings(iterations)
     output = Path(args.output)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        parser.error(f"--output {output}: cannot create the directory ({error})")
     start = time.perf_counter()
     with pinned_threads(args.threads) as threads:
         print(
@@ -415,16 +461,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.workers} worker(s)",
             flush=True,
         )
-        runs = measure(
-            args.problems,
-            args.methods,
-            range(seeds),
-            settings,
-            output,
-            args.workers,
-            threads,
-            args.fresh,
-        )
+        try:
+            runs = measure(
+                args.problems,
+                args.methods,
+                range(seeds),
+                settings,
+                output,
+                args.workers,
+                threads,
+                args.fresh,
+            )
+        except ValueError as error:  # runs of other settings in --output
+            parser.error(str(error))
+        except KeyboardInterrupt:
+            written = len(list(output.glob("*.json")))
+            print(
+                f"\ninterrupted: {written} run file(s) in {output}; the same command resumes",
+                file=sys.stderr,
+            )
+            return 130
     print()
     print("final simple regret after the last iteration (median, quartiles over seeds);")
     print(f"s/iter: median wall time of one iteration; vs UCB: ratio to {BASELINE}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 
 import pytest
 import torch
@@ -167,3 +168,30 @@ def test_decomposition_table_takes_medians_over_seeds():
     exact = [line for line in lines if " exact " in line]
     assert [line.split()[3] for line in exact] == ["1", "2", "3"]  # first, middle, last
     assert exact[0].split()[4:7] == ["2.00", "4.00", "0.20"]  # medians of beta, x sd, share
+
+
+def test_runs_of_other_settings_are_never_overwritten(tmp_path):
+    measure(["branin"], ["random"], [0], SHORT, tmp_path)
+    path = tmp_path / "branin__random__seed0.json"
+    before = path.read_text()
+    other = LoopSettings(iterations=1, num_restarts=2, raw_samples=16)
+    with pytest.raises(ValueError, match="1 run\\(s\\) of other settings.*--fresh"):
+        measure(["branin"], ["random"], [0], other, tmp_path)
+    assert path.read_text() == before
+    measure(["branin"], ["random"], [0], other, tmp_path, fresh=True)  # told to replace
+    assert json.loads(path.read_text())["settings"]["iterations"] == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"regret": []}, {"regret": [1.0]}, {"regret": ["a", "b", "c"]}, {"decomposition": {}},
+     {"error": "Traceback ..."}],
+    ids=["empty", "short", "strings", "records", "raised"],
+)  # fmt: skip
+def test_malformed_or_failed_runs_are_run_again(tmp_path, change):
+    (run,) = measure(["branin"], ["random"], [0], SHORT, tmp_path)
+    path = tmp_path / "branin__random__seed0.json"
+    path.write_text(json.dumps(asdict(run) | change))
+    assert load_run(path, SHORT) is None
+    (again,) = measure(["branin"], ["random"], [0], SHORT, tmp_path)
+    assert again.regret == run.regret and load_run(path, SHORT) is not None
