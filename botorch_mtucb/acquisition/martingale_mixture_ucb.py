@@ -52,7 +52,10 @@ from botorch_mtucb.confidence.martingale_mixture.noise_level import (
     noise_at_likelihood_floor,
     resolve_noise_std,
 )
-from botorch_mtucb.confidence.martingale_mixture.norm_choice import choose_rkhs_norm_bound
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+    choose_rkhs_norm_bound,
+    norm_bound_with_allowance,
+)
 from botorch_mtucb.models.botorch_readers import (
     ScalarGPData,
     is_scalarized_multi_output,
@@ -97,9 +100,11 @@ class MartingaleMixtureUCB(AnalyticAcquisitionFunction):
     sigma^2)`` term then makes the bound several to tens of posterior standard
     deviations wide (a ``UserWarning`` says so when the fit reaches the constraint).
     With an explicit ``B`` the stated level keeps the theorem (if it is at least the
-    true one) and narrows the bound; with ``B`` chosen from the data a small stated
-    level makes the set nearly one function (the minimum-norm interpolant) and the
-    bound nearly the posterior mean, without guarantee. For a multi-output
+    true one) and narrows the bound. With ``B`` chosen from the data the plain rule
+    would make the set nearly one function (the minimum-norm interpolant) and the bound
+    nearly the posterior mean, so the rule then adds the largest leave-one-out increment
+    of the squared norm (``norm_choice.norm_bound_with_allowance``: the next observation
+    may add as much as the most surprising past one did; no probability statement). For a multi-output
     ``SingleTaskGP`` with a ``ScalarizedPosteriorTransform`` it is the level of the
     scalarized observation ``w^T y``: ``(sum_i w_i^2 s_i^2)^{1/2}`` for independent noises
     of levels ``s_i``.
@@ -397,7 +402,10 @@ def bound_from_data(
         with torch.no_grad():
             gram = kernel(train_X).to_dense()
         check_kernel_values(gram, train_X, "train_X")
-        rkhs_norm_bound = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
+        rule = (
+            choose_rkhs_norm_bound if measurement_noise_std is None else norm_bound_with_allowance
+        )
+        rkhs_norm_bound = rule(gram, train_Y, noise_std, delta, mixture_scale)
     bound = MartingaleMixtureBound(
         train_X,
         train_Y,

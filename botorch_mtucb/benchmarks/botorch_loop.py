@@ -434,7 +434,8 @@ def _parser():
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark with command-line arguments ``argv``; 0 if every run completed,
-    1 if one raised (its traceback is in its file and printed).
+    1 if one raised (its traceback is in its file and printed), 130 if interrupted
+    (Ctrl-C: the runs written so far are kept, the same command resumes).
 
     Example:
         >>> import tempfile

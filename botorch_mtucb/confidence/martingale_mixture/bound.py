@@ -26,6 +26,7 @@ from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
     check_unbatched_kernel,
 )
 from botorch_mtucb.confidence.martingale_mixture.noise_level import resolve_noise_std
+from botorch_mtucb.confidence.martingale_mixture.norm_choice import norm_bound_with_allowance
 from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
 from botorch_mtucb.models.botorch_readers import single_output_data
 from botorch_mtucb.utils.checks import check_kernel_values
@@ -236,10 +237,12 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
             delta: Confidence level in ``(0, 1)``.
             mixture_scale: As in the constructor.
             measurement_noise_std: A sub-Gaussian level of the measurement error in the
-                user's outcome units (for a deterministic simulator, its precision), in
-                place of the likelihood's fitted noise: ``sigma = max(sigma_meas / |b|,
-                1e-4 sqrt(max_i k(x_i, x_i)))`` with ``b`` the outcome transform's scale
-                (``noise_level``). Not with ``noise_std``.
+                user's outcome units (any level for exact evaluations), in place of the
+                likelihood's fitted noise: ``sigma = max(sigma_meas / |b|, 1e-4
+                sqrt(max_i k(x_i, x_i)))`` with ``b`` the outcome transform's scale
+                (``noise_level``). Not with ``noise_std``. With ``rkhs_norm_bound=None``
+                the data rule then adds the leave-one-out allowance
+                (``norm_choice.norm_bound_with_allowance``).
 
         Returns:
             A ``MartingaleMixtureBound`` on ``model``'s transformed training data.
@@ -290,7 +293,14 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
             noise_std, measurement_noise_std, data.outcome_scale, train_X, data.kernel,
             data.largest_noise_variance,
         )  # fmt: skip
-        return cls(
+        allowed = rkhs_norm_bound is None and measurement_noise_std is not None
+        if allowed and train_X.shape[0] > 0:  # the rule for a stated noise level
+            gram = data.gram().to(_DTYPE)
+            check_kernel_values(gram, train_X, f"{name}'s train_X")
+            rkhs_norm_bound = norm_bound_with_allowance(
+                gram, train_Y, noise_std, delta, mixture_scale
+            )
+        bound = cls(
             train_X,
             train_Y,
             data.kernel,
@@ -302,6 +312,8 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
             outcome_shift=data.outcome_shift + data.outcome_scale * data.prior_mean,
             outcome_scale=data.outcome_scale,
         )
+        bound.rkhs_norm_bound_from_data = bound.rkhs_norm_bound_from_data or allowed
+        return bound
 
     def append_observations(self, X: Tensor, Y: Tensor) -> MartingaleMixtureBound:
         r"""Add observations in place and return ``self`` (Appendix E.2).

@@ -243,3 +243,107 @@ def rkhs_norm_bound_from_spectrum(
     if contradicts(margin(bound), float(radius_sq)):  # round-off only (mu_t is in F_t)
         bound = factor * smallest_passing(margin, bound)
     return bound
+
+
+def leave_one_out_allowance(gram: Tensor, train_Y: Tensor, regularization: float) -> float:
+    r"""The largest leave-one-out increment of the squared norm of the kernel ridge mean.
+
+    With ``A = (K + s I)^{-1}``, the mean fitted without observation ``i`` misses ``y_i``
+    by ``e_i = (A y)_i / A_ii`` where its (regularized) posterior variance is
+    ``r_i = 1 / A_ii - s``; adding the observation back moves the mean by ``e_i / (r_i +
+    s)`` times the posterior covariance function at ``x_i``, whose squared norm is
+    ``r_i``, and
+
+    .. math::
+        \Delta_i = \frac{e_i^2\, r_i}{(r_i + s)^2}, \qquad
+        \text{allowance} = \max_i \Delta_i .
+
+    For ``s -> 0`` (exact data) ``Delta_i = e_i^2 / r_i = ||mu_t||_H^2 - ||mu_{t \setminus
+    i}||_H^2`` exactly: what observation ``i`` added to the norm of the interpolant; for
+    noisy data the noise's share of ``e_i`` is damped by ``r_i / (r_i + s)``. The data rule
+    with a stated noise level (``B^2 = ||mu_t||_H^2 + allowance``) lets the next
+    observation add as much as the most surprising past one did. **What it keeps**: no
+    probability statement under adaptive sampling; if the next point were exchangeable
+    with the data, its increment would exceed the largest of the ``t`` leave-one-out
+    ones with probability at most ``1 / (t + 1)`` (a conformal argument), and with exact
+    data ``f(x)`` lies inside the bound at ``x`` exactly when its increment is within
+    the allowance.
+
+    Args:
+        gram: ``t x t`` Gram matrix ``K_t`` (``t >= 2``).
+        train_Y: ``t x 1`` (or ``t``) observations, zero prior mean.
+        regularization: ``s > 0`` (``sigma^2 / c``).
+
+    Returns:
+        The allowance (a float ``>= 0``, units of ``y^2`` per unit of ``k``).
+
+    Raises:
+        ValueError: For fewer than two observations, a non-square ``gram``, ``train_Y``
+            of another length, NaN/inf or ``regularization <= 0``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        ...     leave_one_out_allowance)
+        >>> gram = torch.eye(2, dtype=torch.float64)  # independent points: mu_{-i}(x_i) = 0
+        >>> y = torch.tensor([3.0, 1.0], dtype=torch.float64)
+        >>> round(leave_one_out_allowance(gram, y, 1e-9), 6)  # y_i^2 / k(x_i, x_i)
+        9.0
+    """
+    t = check_square_matrix(gram, "gram")
+    s = check_positive(regularization, "regularization")
+    if t < 2:
+        raise ValueError(f"the leave-one-out allowance needs at least 2 observations, got {t}")
+    y = train_Y.detach().to(torch.float64).reshape(-1)
+    if y.numel() != t:
+        raise ValueError(f"train_Y must have {t} rows (one per row of gram), got {y.numel()}")
+    K = gram.detach().to(device=y.device, dtype=torch.float64)
+    if not (bool(torch.isfinite(K).all()) and bool(torch.isfinite(y).all())):
+        raise ValueError("gram and train_Y must not contain NaN or inf")
+    eigenvalues, U = torch.linalg.eigh(0.5 * (K + K.transpose(0, 1)))
+    inverse = 1.0 / (eigenvalues.clamp_min(0.0) + s)
+    A_y = U @ (inverse * (U.transpose(0, 1) @ y))
+    A_diagonal = (U**2) @ inverse
+    variance = (1.0 / A_diagonal - s).clamp_min(0.0)  # r_i
+    residual = A_y / A_diagonal  # e_i
+    return float((residual**2 * variance / (variance + s) ** 2).max())
+
+
+def norm_bound_with_allowance(
+    gram: Tensor, train_Y: Tensor, noise_std: float, delta: float, mixture_scale: float = 1.0
+) -> float:
+    r"""``B = (B_rule^2 + leave_one_out_allowance)^{1/2}``: the data rule for a stated noise
+    level (``measurement_noise_std``).
+
+    ``B_rule`` is ``choose_rkhs_norm_bound``'s ``B``. With a small stated level the plain
+    rule's confidence set is about one function (the minimum-norm interpolant, whose norm
+    is ``B_rule``), so its bound is about the posterior mean and ``f`` escapes it on a
+    sizeable part of the domain; the allowance gives the next observation room to add as
+    much norm as the most surprising past one did (``leave_one_out_allowance``, which
+    states what this keeps). With one observation the allowance is 0.
+
+    Args:
+        gram, train_Y, noise_std, delta, mixture_scale: As ``choose_rkhs_norm_bound``.
+
+    Returns:
+        ``B > 0`` (a float).
+
+    Raises:
+        ValueError: As ``choose_rkhs_norm_bound``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        ...     choose_rkhs_norm_bound, norm_bound_with_allowance)
+        >>> X = torch.linspace(0, 1, 6, dtype=torch.float64)
+        >>> gram = torch.exp(-(X[:, None] - X[None, :]) ** 2 / 0.1)
+        >>> y = (3 * X).sin()
+        >>> plain = choose_rkhs_norm_bound(gram, y, noise_std=1e-3, delta=0.01)
+        >>> norm_bound_with_allowance(gram, y, noise_std=1e-3, delta=0.01) > plain
+        True
+    """
+    rule = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
+    if gram.shape[-1] < 2:
+        return rule
+    allowance = leave_one_out_allowance(gram, train_Y, noise_std**2 / mixture_scale)
+    return math.sqrt(rule**2 + allowance)

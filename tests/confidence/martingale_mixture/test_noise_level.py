@@ -65,7 +65,8 @@ def test_acquisition_matches_an_explicit_transformed_noise(dtype):
     std = float(Y.std())  # Standardize's scale, computed here from the data
     acqf = MartingaleMixtureUCB(model, measurement_noise_std=2.0)
     assert acqf.bound.noise_std == pytest.approx(2.0 / std, rel=1e-10)
-    reference = MartingaleMixtureUCB(model, noise_std=2.0 / std)
+    B = acqf.bound.rkhs_norm_bound  # the data rule with the allowance, tested elsewhere
+    reference = MartingaleMixtureUCB(model, noise_std=2.0 / std, rkhs_norm_bound=B)
     test_X = (4.0 * torch.rand(7, 1, 2, dtype=torch.float64)).to(dtype)
     assert torch.allclose(acqf(test_X), reference(test_X))
     bound = MartingaleMixtureBound.from_model(model, measurement_noise_std=2.0)
@@ -110,3 +111,24 @@ def test_a_noise_at_the_floor_warns_and_measurement_noise_silences_it(recwarn):
     model.likelihood.noise = 10.0 * floor
     assert not noise_at_likelihood_floor(model)
     assert not noise_at_likelihood_floor(object())
+
+
+def test_scalarized_route_adds_the_allowance_with_a_stated_noise():
+    from botorch.acquisition.objective import ScalarizedPosteriorTransform
+
+    from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
+        choose_rkhs_norm_bound,
+        leave_one_out_allowance,
+    )
+
+    generator = torch.Generator().manual_seed(2)
+    X = torch.rand(14, 2, generator=generator, dtype=torch.float64)
+    Y = torch.cat([X.sin().sum(-1, keepdim=True), X.cos().prod(-1, keepdim=True)], -1)
+    model = SingleTaskGP(X, Y).eval()
+    transform = ScalarizedPosteriorTransform(torch.tensor([0.6, 0.4], dtype=torch.float64))
+    acqf = MartingaleMixtureUCB(model, posterior_transform=transform, measurement_noise_std=1e-3)
+    bound = acqf.bound
+    K = bound.kernel(bound.train_X).to_dense().detach()
+    rule = choose_rkhs_norm_bound(K, bound.train_Y, bound.noise_std, 0.01)
+    allowance = leave_one_out_allowance(K, bound.train_Y, bound.base_alpha)
+    assert bound.rkhs_norm_bound == pytest.approx(math.sqrt(rule**2 + allowance), rel=1e-9)

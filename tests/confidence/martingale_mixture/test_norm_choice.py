@@ -15,6 +15,8 @@ from martingale_oracles import DELTA, dense_radius_squared, gram, instance
 from botorch_mtucb.confidence import EmptyConfidenceSetError, MartingaleMixtureBound
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import (
     choose_rkhs_norm_bound,
+    leave_one_out_allowance,
+    norm_bound_with_allowance,
     posterior_mean_norm,
     rkhs_norm_bound_from_spectrum,
 )
@@ -136,3 +138,72 @@ def test_constructor_chooses_b_from_its_own_spectrum(repeated):
         MartingaleMixtureBound(X[:0], Y[:0], kernel, None, 0.1, DELTA)
     with pytest.raises(ValueError, match="at least one observation"):
         rkhs_norm_bound_from_spectrum(GramSpectrum.from_gram(K[:0, :0], Y[:0, 0]), 1.0, 0.1, DELTA)
+
+
+def brute_force_increments(K, y, s):
+    """Refit the ridge mean without each observation, by dense solves."""
+    t, out = len(y), []
+    for i in range(t):
+        keep = [j for j in range(t) if j != i]
+        Ki, ki = K[np.ix_(keep, keep)] + s * np.eye(t - 1), K[keep, i]
+        residual = y[i] - ki @ np.linalg.solve(Ki, y[keep])
+        variance = K[i, i] - ki @ np.linalg.solve(Ki, ki)
+        out.append(residual**2 * variance / (variance + s) ** 2)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("s", [1e-8, 1e-3, 0.1])
+def test_leave_one_out_allowance_against_refits(s):
+    kernel, X, Y, _ = instance("m52", t=20, norm=3.0, noise=0.0)
+    K, y = gram(kernel, X, X), Y.numpy()[:, 0]
+    expected = brute_force_increments(K, y, s).max()
+    value = leave_one_out_allowance(torch.as_tensor(K), Y, s)
+    assert value == pytest.approx(expected, rel=1e-5)
+
+
+def test_allowance_is_the_interpolant_norm_increment_on_exact_data():
+    """For s -> 0: Delta_i = ||mu_t||^2 - ||mu_{t minus i}||^2 (dense norms y^T K^{-1} y)."""
+    kernel, X, Y, _ = instance("m52", t=12, norm=3.0, noise=0.0, lengthscale=0.2)
+    K, y = gram(kernel, X, X), Y.numpy()[:, 0]
+    full = y @ np.linalg.solve(K, y)
+    increments = []
+    for i in range(len(y)):
+        keep = [j for j in range(len(y)) if j != i]
+        increments.append(full - y[keep] @ np.linalg.solve(K[np.ix_(keep, keep)], y[keep]))
+    value = leave_one_out_allowance(torch.as_tensor(K), Y, 1e-12)
+    assert value == pytest.approx(max(increments), rel=1e-4)
+
+
+def test_norm_bound_with_allowance_and_from_model():
+    kernel, X, Y, _ = instance("rbf", t=15, norm=3.0, noise=0.0)
+    K = torch.as_tensor(gram(kernel, X, X))
+    rule = choose_rkhs_norm_bound(K, Y, 1e-3, DELTA)
+    allowance = leave_one_out_allowance(K, Y, 1e-6)
+    assert norm_bound_with_allowance(K, Y, 1e-3, DELTA) == pytest.approx(
+        math.sqrt(rule**2 + allowance)
+    )
+    assert norm_bound_with_allowance(K[:1, :1], Y[:1], 1e-3, DELTA) == pytest.approx(
+        choose_rkhs_norm_bound(K[:1, :1], Y[:1], 1e-3, DELTA)
+    )
+    with pytest.raises(ValueError, match="at least 2 observations"):
+        leave_one_out_allowance(K[:1, :1], Y[:1], 1e-3)
+    with pytest.raises(ValueError, match="regularization must be > 0"):
+        leave_one_out_allowance(K, Y, 0.0)
+
+
+def test_from_model_adds_the_allowance_only_for_a_stated_noise():
+    from botorch.models import SingleTaskGP
+
+    generator = torch.Generator().manual_seed(1)
+    X = torch.rand(15, 2, generator=generator, dtype=torch.float64)
+    model = SingleTaskGP(X, (3 * X).sin().sum(-1, keepdim=True)).eval()
+    stated = MartingaleMixtureBound.from_model(model, measurement_noise_std=1e-6)
+    plain = MartingaleMixtureBound.from_model(model, noise_std=stated.noise_std)
+    assert stated.rkhs_norm_bound_from_data and plain.rkhs_norm_bound_from_data
+    K = plain.kernel(plain.train_X).to_dense().detach()
+    allowance = leave_one_out_allowance(K, plain.train_Y, stated.base_alpha)
+    assert stated.rkhs_norm_bound == pytest.approx(
+        math.sqrt(plain.rkhs_norm_bound**2 + allowance), rel=1e-9
+    )
+    explicit = MartingaleMixtureBound.from_model(model, 50.0, measurement_noise_std=1e-6)
+    assert explicit.rkhs_norm_bound == 50.0 and not explicit.rkhs_norm_bound_from_data
