@@ -31,11 +31,13 @@ sub-Gaussian level is still one), so the floor costs width, never validity.
 **What the guarantee then needs.** Paper 002's theorem with an explicit ``B`` fixed in
 advance: the noise of every observation ``sigma_meas``-sub-Gaussian given the past (the
 user's statement about the measurement, not an estimate from the data), and ``||f~||_H <=
-B`` for the model's kernel. With ``B`` chosen from the data (``norm_choice``) there is no
-probability statement, and a small stated level makes it degenerate: on exact data the
-confidence set shrinks to about the minimum-norm interpolant, whose norm is the chosen
-``B``, and the bound to its values (almost no exploration, and ``f`` above the bound on a
-sizeable part of the domain; ``benchmark width-candidates`` measures both).
+B`` for the model's kernel. With ``B`` chosen from the data there is no probability
+statement; the plain rule (``norm_choice.choose_rkhs_norm_bound``) would then be
+degenerate for a small stated level (on exact data the confidence set shrinks to about
+the minimum-norm interpolant, whose norm is that ``B``, and ``f`` escapes the bound on a
+sizeable part of the domain), so with a stated level the data rule adds the largest
+leave-one-out increment of the squared norm (``norm_choice.norm_bound_with_allowance``;
+``benchmark width-candidates`` measures both, width and where ``f`` escapes).
 """
 
 from __future__ import annotations
