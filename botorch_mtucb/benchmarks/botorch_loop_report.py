@@ -77,7 +77,7 @@ def _median_seconds(runs: Sequence[LoopRun], problem: str, method: str) -> float
 
 def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str], path: Path):
     """Median simple regret (log scale) against the iteration, quartile bands, one panel
-    per problem, drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
+    per problem (three a row), drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
     left alone) and saved to ``path`` (PNG).
 
     Example:
@@ -88,9 +88,13 @@ def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str
         >>> plot(runs, ["branin"], ["random"], path); path.exists()
         True
     """
-    figure = Figure(figsize=(5.5 * len(problems), 4))
-    axes = figure.subplots(1, len(problems), squeeze=False)
-    for axis, problem in zip(axes[0], problems):
+    columns = min(3, len(problems))
+    rows = -(-len(problems) // columns)  # three panels a row
+    figure = Figure(figsize=(5.5 * columns, 4 * rows))
+    axes = figure.subplots(rows, columns, squeeze=False).reshape(-1)
+    for axis in axes[len(problems) :]:
+        axis.set_visible(False)
+    for axis, problem in zip(axes, problems):
         for method in methods:
             curves = [
                 r.regret
