@@ -488,7 +488,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         width-candidates: 1 seed(s), branin, branin-noisy; ...
         0
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if Path(args.output).is_dir():  # checked before the work, not after
+        parser.error(f"--output {args.output} is a directory; give a JSON file name")
     if args.quick:
         seeds, problems, extra, steps = 1, ["branin", "branin-noisy"], 10, (6, 3)
     else:

@@ -211,3 +211,8 @@ def test_quick_command_line_writes_the_rows(tmp_path, capsys):
         if name != REFERENCE:
             assert f"{name}: median ratio " in out
     assert "1 torch thread(s)" in out and "c=0.1" in out and document["verdicts"]
+
+
+def test_an_output_directory_is_refused_before_the_work(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["benchmark", "width-candidates", "--quick", "--output", str(tmp_path)])
