@@ -484,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     print()
     print("final simple regret after the last iteration (median, quartiles over seeds);")
-    print(f"s/iter: median wall time of one iteration; vs UCB: ratio to {BASELINE}")
+    print(f"s/iter: median wall time of one iteration; vs UCB: its ratio to {BASELINE}'s s/iter")
     print(table(runs, args.problems, args.methods))
     decomposed = [m for m in args.methods if m in DECOMPOSED]
     if decomposed:
