@@ -5,6 +5,7 @@ from botorch_mtucb.problems.kernel_bandit import (
     RKHSTestFunction,
     make_kernel,
 )
+from botorch_mtucb.problems.hpo_transfer import hpo_transfer_problem, load_hpo_transfer
 from botorch_mtucb.problems.light_sensor import light_sensor_problem
 from botorch_mtucb.problems.mhc import load_mhc_data, mhc_binding_problem
 from botorch_mtucb.problems.multi_task_problem import MultiTaskProblem
@@ -26,7 +27,9 @@ __all__ = [
     "MultiTaskLinearProblem",
     "MultiTaskProblem",
     "RKHSTestFunction",
+    "hpo_transfer_problem",
     "light_sensor_problem",
+    "load_hpo_transfer",
     "load_mhc_data",
     "make_kernel",
     "mhc_binding_problem",

@@ -12,6 +12,7 @@ descriptive statistics: ``data/hpo_transfer.npz`` and ``data/HPO_TRANSFER.md``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import Tensor
+
+from botorch_mtucb.problems.task_arms import MultiTaskArmProblem
 
 HPO_REQUIRED_KEYS = ("log10_c", "log10_gamma", "scores", "tasks")
 
@@ -117,3 +120,50 @@ def load_hpo_transfer(path: str | Path | None = None) -> HPOTransferData:
 def _unit(values: np.ndarray, axis: np.ndarray) -> np.ndarray:
     low, high = float(axis.min()), float(axis.max())
     return (values - low) / (high - low) if high > low else np.zeros_like(values)
+
+
+def hpo_transfer_problem(
+    target: str,
+    sources: Sequence[str] = (),
+    negated_sources: Sequence[str] = (),
+    noise_std: float = 0.0,
+    path: str | Path | None = None,
+) -> MultiTaskArmProblem:
+    r"""A transfer problem on the grid: task 0 the ``target``, then the ``sources``, then
+    the ``negated_sources`` with their scores times -1 (anti-correlated tasks, to measure
+    negative transfer); every task's arms are the ``N x 2`` grid points.
+
+    Args:
+        target: The task to optimize (a name of ``HPOTransferData.tasks``).
+        sources: Related tasks whose data are shared.
+        negated_sources: Tasks entered as ``-f`` (named ``"-name"``).
+        noise_std: Gaussian observation noise (``>= 0``; the scores are exact).
+        path: The data file (default: the packaged one).
+
+    Returns:
+        A ``MultiTaskArmProblem`` with ``1 + len(sources) + len(negated_sources)`` tasks.
+
+    Raises:
+        ValueError: For an unknown task name, a task given twice (the target among the
+            sources included), or a negative ``noise_std``.
+
+    Example:
+        >>> from botorch_mtucb.problems.hpo_transfer import hpo_transfer_problem
+        >>> problem = hpo_transfer_problem("digits", ["breast_cancer", "wine"], ["iris"])
+        >>> problem.num_tasks, problem.task_names
+        (4, ['digits', 'breast_cancer', 'wine', '-iris'])
+        >>> round(problem.optimum(0), 4)  # digits' best 5-fold accuracy
+        0.956
+    """
+    data = load_hpo_transfer(path)
+    names = [target, *sources, *negated_sources]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"each task may appear once (target, sources, negated), got {repeated} twice"
+        )
+    rows = [data.task_index(name) for name in names]
+    signs = [1.0] * (1 + len(sources)) + [-1.0] * len(negated_sources)
+    values = [sign * data.scores[row] for sign, row in zip(signs, rows)]
+    labels = [target, *sources, *(f"-{name}" for name in negated_sources)]
+    return MultiTaskArmProblem([data.inputs] * len(names), values, noise_std, task_names=labels)

@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from botorch_mtucb.problems.hpo_transfer import default_hpo_transfer_path, load_hpo_transfer
+from botorch_mtucb.problems.hpo_transfer import (
+    default_hpo_transfer_path,
+    hpo_transfer_problem,
+    load_hpo_transfer,
+)
 
 SCRIPT = Path(__file__).parents[2] / "botorch_mtucb" / "problems" / "data" / "make_hpo_transfer.py"
 
@@ -67,3 +71,18 @@ def test_bad_files(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not an archive")
     with pytest.raises(ValueError, match="not a readable"):
         load_hpo_transfer(tmp_path / "junk.npz")
+
+
+def test_transfer_problem_tasks_and_negation():
+    data = load_hpo_transfer()
+    problem = hpo_transfer_problem("digits", ["wine"], ["breast_cancer"], noise_std=0.01)
+    assert problem.task_names == ["digits", "wine", "-breast_cancer"]
+    x = data.inputs[37]
+    assert problem.objective(0, x) == pytest.approx(float(data.scores[3, 37]))
+    assert problem.objective(2, x) == pytest.approx(-float(data.scores[2, 37]))
+    assert problem.optimum(0) == pytest.approx(float(data.scores[3].max()))
+    assert problem.optimum(2) == pytest.approx(-float(data.scores[2].min()))
+    with pytest.raises(ValueError, match="each task may appear once"):
+        hpo_transfer_problem("digits", ["digits"])
+    with pytest.raises(ValueError, match="task must be one of"):
+        hpo_transfer_problem("mnist")
