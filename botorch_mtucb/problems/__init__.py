@@ -1,11 +1,11 @@
 """Test functions and real-data problems (finite or box domains)."""
 
+from botorch_mtucb.problems.hpo_transfer import hpo_transfer_problem, load_hpo_transfer
 from botorch_mtucb.problems.kernel_bandit import (
     KernelBanditEnvironment,
     RKHSTestFunction,
     make_kernel,
 )
-from botorch_mtucb.problems.hpo_transfer import hpo_transfer_problem, load_hpo_transfer
 from botorch_mtucb.problems.light_sensor import light_sensor_problem
 from botorch_mtucb.problems.mhc import load_mhc_data, mhc_binding_problem
 from botorch_mtucb.problems.multi_task_problem import MultiTaskProblem
