@@ -164,6 +164,16 @@ def choose_rkhs_norm_bound(
     check_positive(mixture_scale, "mixture_scale")
     if check_positive(factor, "factor") < 1.0:
         raise ValueError(f"factor must be >= 1 (B at least ||mu_t||_H), got {factor}")
+    gram, y = _checked_data(gram, t, train_Y)
+    return rkhs_norm_bound_from_spectrum(
+        GramSpectrum.from_gram(gram, y), float(gram.diagonal().max()), noise_std, delta,
+        mixture_scale, factor,
+    )  # fmt: skip
+
+
+def _checked_data(gram: Tensor, t: int, train_Y: Tensor) -> tuple[Tensor, Tensor]:
+    """``gram`` (float64, on ``train_Y``'s device) and ``y`` (``t``) of a data rule,
+    checked: at least one observation, one per row, no NaN/inf."""
     if t == 0:
         raise ValueError(
             "choosing rkhs_norm_bound from the data needs at least one observation; "
@@ -175,11 +185,7 @@ def choose_rkhs_norm_bound(
     for name, value in (("gram", gram), ("train_Y", y)):
         if not bool(torch.isfinite(value).all()):
             raise ValueError(f"{name} must not contain NaN or inf")
-    gram = gram.detach().to(device=y.device, dtype=torch.float64)
-    return rkhs_norm_bound_from_spectrum(
-        GramSpectrum.from_gram(gram, y), float(gram.diagonal().max()), noise_std, delta,
-        mixture_scale, factor,
-    )  # fmt: skip
+    return gram.detach().to(device=y.device, dtype=torch.float64), y
 
 
 def rkhs_norm_bound_from_spectrum(
@@ -300,9 +306,14 @@ def leave_one_out_allowance(gram: Tensor, train_Y: Tensor, regularization: float
     K = gram.detach().to(device=y.device, dtype=torch.float64)
     if not (bool(torch.isfinite(K).all()) and bool(torch.isfinite(y).all())):
         raise ValueError("gram and train_Y must not contain NaN or inf")
-    eigenvalues, U = torch.linalg.eigh(0.5 * (K + K.transpose(0, 1)))
-    inverse = 1.0 / (eigenvalues.clamp_min(0.0) + s)
-    A_y = U @ (inverse * (U.transpose(0, 1) @ y))
+    return _spectral_allowance(GramSpectrum.from_gram(K, y), s)
+
+
+def _spectral_allowance(spectrum: GramSpectrum, s: float) -> float:
+    """``max_i Delta_i`` from the spectrum of ``K`` (its eigenvectors and ``U^T y``):
+    ``A = U diag(1 / (lambda + s)) U^T``."""
+    U, inverse = spectrum.eigenvectors, 1.0 / (spectrum.eigenvalues + s)
+    A_y = U @ (inverse * spectrum.rotated_y)
     A_diagonal = (U**2) @ inverse
     variance = (1.0 / A_diagonal - s).clamp_min(0.0)  # r_i
     residual = A_y / A_diagonal  # e_i
@@ -342,8 +353,15 @@ def norm_bound_with_allowance(
         >>> norm_bound_with_allowance(gram, y, noise_std=1e-3, delta=0.01) > plain
         True
     """
-    rule = choose_rkhs_norm_bound(gram, train_Y, noise_std, delta, mixture_scale)
-    if gram.shape[-1] < 2:
+    t = check_square_matrix(gram, "gram")
+    check_positive(noise_std, "noise_std")
+    check_delta(delta)
+    check_positive(mixture_scale, "mixture_scale")
+    gram, y = _checked_data(gram, t, train_Y)
+    spectrum = GramSpectrum.from_gram(gram, y)  # one eigen-decomposition for both terms
+    rule = rkhs_norm_bound_from_spectrum(
+        spectrum, float(gram.diagonal().max()), noise_std, delta, mixture_scale
+    )
+    if t < 2:
         return rule
-    allowance = leave_one_out_allowance(gram, train_Y, noise_std**2 / mixture_scale)
-    return math.sqrt(rule**2 + allowance)
+    return math.sqrt(rule**2 + _spectral_allowance(spectrum, noise_std**2 / mixture_scale))
