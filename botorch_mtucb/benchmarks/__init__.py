@@ -8,7 +8,8 @@ acquisitions in BoTorch's canonical loop against BoTorch's own; ``multi-task-bou
 measures the multi-task martingale-mixture bound's step in the number of tasks;
 ``certified-stopping`` compares the certified stopping rule with the baselines' rules;
 ``width-candidates`` measures candidate ways of tightening the martingale-mixture bound
-in BoTorch's loop and keeps only those that narrow it.
+in BoTorch's loop and keeps only those that narrow it; ``transfer`` measures multi-task BO
+with source tasks against single-task BO and BoTorch's ``MultiTaskGP`` on real tasks.
 ``python -m botorch_mtucb benchmark --list`` lists them.
 """
 
@@ -25,6 +26,7 @@ from botorch_mtucb.benchmarks import (
     mm_bound_vs_cvxpy,
     mt_bkb_scaling,
     multi_task_bound,
+    transfer,
     width_candidates,
 )
 
@@ -64,6 +66,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),
     "mt-bkb-scaling": Benchmark(mt_bkb_scaling.DESCRIPTION, mt_bkb_scaling.main),
     "multi-task-bound": Benchmark(multi_task_bound.DESCRIPTION, multi_task_bound.main),
+    "transfer": Benchmark(transfer.DESCRIPTION, transfer.main),
     "width-candidates": Benchmark(width_candidates.DESCRIPTION, width_candidates.main),
 }
 

@@ -46,7 +46,7 @@ def table(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[st
                 lines.append(f"{problem:15s} {method:14s} {'no complete run':>8s}")
                 continue
             finals = [r.regret[-1] for r in complete]
-            low, mid, high = _quartiles(finals)
+            low, mid, high = quartiles(finals)
             seconds = _median_seconds(runs, problem, method)
             ratio = (
                 "-"
@@ -60,7 +60,14 @@ def table(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[st
     return "\n".join(lines)
 
 
-def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """The first quartile, median and third quartile of ``values`` (linear interpolation).
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.botorch_loop_report import quartiles
+        >>> quartiles([0.0, 1.0, 2.0, 3.0, 4.0])
+        (1.0, 2.0, 3.0)
+    """
     tensor = torch.tensor(values, dtype=torch.float64)
     q = torch.quantile(tensor, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
     return float(q[0]), float(q[1]), float(q[2])
@@ -75,9 +82,16 @@ def _median_seconds(runs: Sequence[LoopRun], problem: str, method: str) -> float
     return statistics.median(values) if values else None
 
 
-def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str], path: Path):
-    """Median simple regret (log scale) against the iteration, quartile bands, one panel
-    per problem (three a row), drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
+def plot(
+    runs: Sequence[LoopRun],
+    problems: Sequence[str],
+    methods: Sequence[str],
+    path: Path,
+    xlabel: str = "iteration",
+    first: int = 0,
+):
+    """Median simple regret (log scale) against the iteration (``xlabel``; the first
+    regret at ``first``), quartile bands, one panel per problem (three a row), drawn on a ``matplotlib`` ``Figure`` (no ``pyplot`` state, the backend
     left alone) and saved to ``path`` (PNG).
 
     Example:
@@ -105,12 +119,12 @@ def plot(runs: Sequence[LoopRun], problems: Sequence[str], methods: Sequence[str
                 continue
             values = torch.tensor(curves, dtype=torch.float64).clamp_min(1e-8)
             q = torch.quantile(values, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64), dim=0)
-            steps = range(values.shape[1])
+            steps = range(first, first + values.shape[1])
             axis.plot(steps, q[1], label=method)
             axis.fill_between(steps, q[0], q[2], alpha=0.15)
         axis.set_yscale("log")
         axis.set_title(f"{problem} ({len(curves)} seeds)")
-        axis.set_xlabel("iteration")
+        axis.set_xlabel(xlabel)
         axis.set_ylabel("simple regret")
         axis.legend(fontsize=8)
     save_figure(figure, path, dpi=110)

@@ -370,6 +370,33 @@ class AdaptiveDeviationRule:
         x, mean, std = regression.ucb_maximizer(task, width, generator)
         return TaskChoice(x, mean + width * std, width * std)
 
+    def upper_bounds(self, task: int) -> Tensor:
+        """``ucb_t(task, x) = mu + beta sigma`` of the learner that chooses, at every arm of
+        ``task`` (finite domains; its number of arms)."""
+        mean, std = self.regression_of[self.current_deviation].arm_moments(task)
+        return mean + self._widths[self.current_deviation] * std
+
+    def add_prior_data(self, task: int, x: Tensor, y: Tensor | float) -> None:
+        """An observation the rule did not choose (e.g. a source task's past data): every
+        learner learns it (Line 6); the misspecification test (Lines 7-8), which is about
+        the rule's own choices, does not count it.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import LinearKernel
+            >>> from botorch_mtucb.bandits import AdaptiveDeviationRule
+            >>> from botorch_mtucb.utils import FiniteDomain
+            >>> arms = FiniteDomain(torch.eye(2, dtype=torch.float64))
+            >>> rule = AdaptiveDeviationRule(arms, LinearKernel().double(), 1.0, b=0.5,
+            ...                              num_tasks=2)
+            >>> rule.add_prior_data(1, arms.points[0], 0.7)
+            >>> rule.epoch_length, rule.regressions[0].num_observations
+            (0, 1)
+        """
+        for regression in self.regressions:
+            regression.update(task, x, y)
+        self._widths = self._all_widths()
+
     def observe(self, task: int, x: Tensor, y: Tensor | float) -> None:
         """Accumulate (Line 7), update every learner (Line 6), run the test (Line 8)."""
         e_t = self.current_deviation
