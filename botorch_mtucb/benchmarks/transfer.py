@@ -192,6 +192,7 @@ def initial_state(
         arms[0], [], arms[0].new_zeros(0, 1), torch.cat(source_X), torch.cat(source_Y),
         torch.cat(source_tasks), problem.num_tasks, arms, torch.Generator().manual_seed(seed),
     )  # fmt: skip
+    state.budget = settings.evaluations
     oracle = TargetOracle(values[0], problem.noise_std, noise)
     for index in start:
         _evaluate(state, oracle, index)
@@ -209,6 +210,7 @@ def _copy(state: TransferState) -> TransferState:
         state.arms, list(state.evaluated), state.target_Y.clone(), state.source_X,
         state.source_Y, state.source_tasks, state.num_tasks, state.source_domains,
         torch.Generator().manual_seed(state.generator.initial_seed()), dict(state.fitted),
+        budget=state.budget,
     )  # fmt: skip
 
 

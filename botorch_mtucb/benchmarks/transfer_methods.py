@@ -82,6 +82,8 @@ class TransferState:
             start of the next fit.
         refit: Whether this iteration refits the hyperparameters (else a model kind
             fitted before keeps its ``fitted`` ones).
+        budget: The run's number of target evaluations (AdaMT-UCB's horizon is it plus
+            the sources' observations).
 
     Example:
         >>> import torch
@@ -105,6 +107,7 @@ class TransferState:
     generator: torch.Generator
     fitted: dict = field(default_factory=dict)
     refit: bool = True
+    budget: int = 40
 
     @property
     def target_X(self) -> Tensor:
@@ -256,7 +259,7 @@ class AdaMTUCB:
         )
         self.rule = AdaptiveDeviationRule(
             [FiniteDomain(points) for points in state.source_domains], kernel,
-            ADAMT_NORM_BOUND, b=None, horizon=state.arms.shape[0], delta=DELTA,
+            ADAMT_NORM_BOUND, b=None, horizon=state.budget + state.source_X.shape[0], delta=DELTA,
             noise_std=max(noise / self.scale, 1e-3), num_tasks=state.num_tasks,
         )  # fmt: skip
         for x, y, task in zip(state.source_X, state.source_Y, state.source_tasks):
