@@ -48,9 +48,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-
-from botorch_mtucb.benchmarks.botorch_loop_report import plot, quartiles
+from botorch_mtucb.benchmarks.botorch_loop_report import plot
 from botorch_mtucb.benchmarks.coverage import available_cpus
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.benchmarks.transfer_methods import (
@@ -59,9 +57,16 @@ from botorch_mtucb.benchmarks.transfer_methods import (
     fit_multi_task_gp,
     fit_single_task_gp,
 )
-from botorch_mtucb.benchmarks.transfer_problems import TRANSFER_PROBLEMS
+from botorch_mtucb.benchmarks.transfer_problems import (
+    INITIAL_DESIGN,
+    TRANSFER_PROBLEMS,
+    TargetOracle,
+    copy_state,
+    evaluate,
+    initial_state,
+)
+from botorch_mtucb.benchmarks.transfer_report import BASELINE, aims, table
 from botorch_mtucb.experiments.cli_types import positive_int
-from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.utils.files import write_atomically
 from botorch_mtucb.utils.threads import pinned_threads
 
@@ -69,8 +74,6 @@ DESCRIPTION = (
     "transfer from source tasks: single-task BO, BoTorch's MultiTaskGP and the package's "
     "multi-task routes on real related and anti-correlated tasks (regret at 10/20/40)"
 )
-BASELINE = "ST-qLogNEI"
-INITIAL_DESIGN = 2  # target arms drawn uniformly before the first choice
 CHECKPOINTS = (5, 10, 20, 40)  # target evaluations at which the regret is reported
 REFIT_AT = (10, 20, 30)  # target evaluations at which the hyperparameters are refitted
 
@@ -82,7 +85,7 @@ class TransferSettings:
     Example:
         >>> from botorch_mtucb.benchmarks.transfer import TransferSettings
         >>> TransferSettings(evaluations=40).checkpoints()
-        [10, 20, 40]
+        [5, 10, 20, 40]
     """
 
     evaluations: int
@@ -127,93 +130,6 @@ def _settings_record(settings: TransferSettings) -> dict:
     return json.loads(json.dumps(asdict(settings)))  # tuples as lists, as a file holds them
 
 
-@dataclass
-class TargetOracle:
-    """The target's noise-free values and its observation noise (what methods do not see).
-
-    Example:
-        >>> import torch
-        >>> from botorch_mtucb.benchmarks.transfer import TargetOracle
-        >>> oracle = TargetOracle(torch.tensor([0.2, 0.9]), 0.0, torch.Generator())
-        >>> oracle.regret(0), float(oracle.observe(1))
-        (0.7, 0.9)
-    """
-
-    values: torch.Tensor
-    noise_std: float
-    noise: torch.Generator
-
-    def regret(self, index: int) -> float:
-        """``f*_0 - f_0(arm index)``."""
-        return float(self.values.max() - self.values[index])
-
-    def observe(self, index: int) -> torch.Tensor:
-        """``f_0(arm index)`` plus Gaussian noise (a 0-d float64 tensor)."""
-        return self.values[index].to(torch.float64) + self.noise_std * torch.randn(
-            (), generator=self.noise, dtype=torch.float64
-        )
-
-    def copy(self) -> TargetOracle:
-        """The same values, and a noise stream at the same point."""
-        noise = torch.Generator()
-        noise.set_state(self.noise.get_state())
-        return TargetOracle(self.values, self.noise_std, noise)
-
-
-def initial_state(
-    problem_name: str, seed: int, settings: TransferSettings
-) -> tuple[TransferState, TargetOracle]:
-    """The sources' data and the initial target design of ``seed`` (module docstring).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.transfer import TransferSettings, initial_state
-        >>> state, oracle = initial_state("hpo-negated", 0, TransferSettings(40))
-        >>> len(state.evaluated), tuple(state.source_X.shape), state.num_tasks
-        (2, (60, 2), 3)
-    """
-    spec = TRANSFER_PROBLEMS[problem_name]
-    problem = spec.build()
-    draws = torch.Generator().manual_seed(seed)
-    noise = torch.Generator().manual_seed(30_000 + seed)
-    arms = [a.to(torch.float64) for a in problem.arms]
-    values = [v.to(torch.float64) for v in problem.values]
-    source_X, source_Y, source_tasks = [], [], []
-    for task in range(1, problem.num_tasks):
-        size = min(spec.source_observations, arms[task].shape[0])
-        index = torch.randperm(arms[task].shape[0], generator=draws)[:size]
-        observed = values[task][index] + problem.noise_std * torch.randn(
-            size, generator=noise, dtype=torch.float64
-        )
-        source_X.append(arms[task][index])
-        source_Y.append(observed.unsqueeze(-1))
-        source_tasks.append(torch.full((size,), task, dtype=torch.long))
-    start = torch.randperm(arms[0].shape[0], generator=draws)[: settings.initial_design].tolist()
-    state = TransferState(
-        arms[0], [], arms[0].new_zeros(0, 1), torch.cat(source_X), torch.cat(source_Y),
-        torch.cat(source_tasks), problem.num_tasks, arms, torch.Generator().manual_seed(seed),
-    )  # fmt: skip
-    state.budget = settings.evaluations
-    oracle = TargetOracle(values[0], problem.noise_std, noise)
-    for index in start:
-        _evaluate(state, oracle, index)
-    return state, oracle
-
-
-def _evaluate(state: TransferState, oracle: TargetOracle, index: int) -> None:
-    state.evaluated.append(int(index))
-    state.target_Y = torch.cat([state.target_Y, oracle.observe(index).reshape(1, 1)])
-
-
-def _copy(state: TransferState) -> TransferState:
-    """A fresh copy for one method: the same data, random stream and first fits."""
-    return TransferState(
-        state.arms, list(state.evaluated), state.target_Y.clone(), state.source_X,
-        state.source_Y, state.source_tasks, state.num_tasks, state.source_domains,
-        torch.Generator().manual_seed(state.generator.initial_seed()), dict(state.fitted),
-        budget=state.budget,
-    )  # fmt: skip
-
-
 def run_method(
     state: TransferState,
     oracle: TargetOracle,
@@ -226,15 +142,15 @@ def run_method(
     to ``settings.evaluations`` target evaluations.
 
     Example:
-        >>> from botorch_mtucb.benchmarks.transfer import (TransferSettings, initial_state,
-        ...     run_method)
+        >>> from botorch_mtucb.benchmarks.transfer import TransferSettings, run_method
+        >>> from botorch_mtucb.benchmarks.transfer_problems import initial_state
         >>> settings = TransferSettings(evaluations=4)
-        >>> state, oracle = initial_state("hpo-related", 0, settings)
+        >>> state, oracle = initial_state("hpo-related", 0, 4)
         >>> run = run_method(state, oracle, "hpo-related", "random", 0, settings)
         >>> len(run.regret), run.error, run.regret == sorted(run.regret, reverse=True)
         (4, None, True)
     """
-    state, oracle = _copy(state), oracle.copy()
+    state, oracle = copy_state(state), oracle.copy()
     regret = []
     for index in state.evaluated:
         regret.append(min([*regret, oracle.regret(index)]))
@@ -248,7 +164,7 @@ def run_method(
         except Exception:  # recorded and reported; the other runs go on
             error = traceback.format_exc()
             break
-        _evaluate(state, oracle, index)
+        evaluate(state, oracle, index)
         regret.append(min(regret[-1], oracle.regret(index)))
     spent = statistics.median(seconds) if seconds else float("nan")
     record = _settings_record(settings)
@@ -262,8 +178,16 @@ def run_group(
     problem: str, seed: int, methods: Sequence[str], settings: TransferSettings, output: Path
 ) -> list[TransferRun]:
     """The ``methods`` on one problem and seed, from one initial state whose first fits
-    they share; each run's file is written as soon as it ends."""
-    state, oracle = initial_state(problem, seed, settings)
+    they share; each run's file is written as soon as it ends.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.benchmarks.transfer import TransferSettings, run_group
+        >>> out = pathlib.Path(tempfile.mkdtemp())
+        >>> [run.method for run in run_group("hpo-loose", 0, ["random"], TransferSettings(3), out)]
+        ['random']
+    """
+    state, oracle = initial_state(problem, seed, settings.evaluations, settings.initial_design)
     kinds = {kind for method in methods for kind in _NEEDS_FIT.get(method, ("multi",))}
     state.refit = True
     if "single" in kinds:
@@ -280,7 +204,14 @@ def run_group(
 
 
 def run_file(output: Path, problem: str, method: str, seed: int) -> Path:
-    """``output / "{problem}__{method}__seed{seed}.json"``."""
+    """``output / "{problem}__{method}__seed{seed}.json"``.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from botorch_mtucb.benchmarks.transfer import run_file
+        >>> run_file(Path("out"), "hpo-related", "MT-KB", 3).name
+        'hpo-related__MT-KB__seed3.json'
+    """
     return output / f"{problem}__{method}__seed{seed}.json"
 
 
@@ -384,7 +315,14 @@ def measure(
 
 
 def stored_settings(path: Path) -> dict | None:
-    """The ``settings`` in the run file at ``path`` (``None``: no readable file)."""
+    """The ``settings`` in the run file at ``path`` (``None``: no readable file).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.benchmarks.transfer import stored_settings
+        >>> stored_settings(pathlib.Path(tempfile.mkdtemp()) / "none.json") is None
+        True
+    """
     try:
         settings = json.loads(path.read_text()).get("settings")
     except (OSError, ValueError, AttributeError):
@@ -400,71 +338,6 @@ def _report(run: TransferRun) -> TransferRun:
         flush=True,
     )
     return run
-
-
-def table(
-    runs: Sequence[TransferRun],
-    problems: Sequence[str],
-    methods: Sequence[str],
-    settings: TransferSettings,
-) -> str:
-    """Median [quartiles] regret at each checkpoint, the mean-regret ratio to ``BASELINE``
-    and the median CPU seconds per iteration, one row per (problem, method).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.transfer import TransferRun, TransferSettings, table
-        >>> runs = [TransferRun("hpo-related", m, 0, [0.4, 0.2], 0.1, None, {}, [0, 1])
-        ...         for m in ("random", "ST-qLogNEI")]
-        >>> print(table(runs, ["hpo-related"], ["random", "ST-qLogNEI"], TransferSettings(2)))
-        ... # doctest: +ELLIPSIS
-        problem ...
-    """
-    checkpoints = settings.checkpoints()
-    header = ["problem", "method", *(f"regret@{k}" for k in checkpoints), "vs ST", "s/iter", "runs"]
-    rows = []
-    for problem in problems:
-        baseline = _mean_regret(runs, problem, BASELINE, checkpoints)
-        for method in methods:
-            done = [r for r in runs if r.problem == problem and r.method == method and not r.error]
-            if not done:
-                continue
-            cells = []
-            for k in checkpoints:
-                low, mid, high = quartiles([r.regret[k - 1] for r in done])
-                cells.append(f"{mid:.3g} [{low:.3g}, {high:.3g}]")
-            mean = _mean_regret(runs, problem, method, checkpoints)
-            ratio = "-" if not baseline else f"{mean / baseline:.2f}"
-            seconds = statistics.median(r.seconds_per_iteration for r in done)
-            rows.append([problem, method, *cells, ratio, f"{seconds:.2f}", str(len(done))])
-    return format_table(rows, header)
-
-
-def _mean_regret(runs, problem: str, method: str, checkpoints: Sequence[int]) -> float | None:
-    values = [
-        r.regret[k - 1]
-        for r in runs
-        if r.problem == problem and r.method == method and not r.error
-        for k in checkpoints
-    ]
-    return statistics.fmean(values) if values else None
-
-
-def aims(runs: Sequence[TransferRun], problems: Sequence[str], settings: TransferSettings) -> str:
-    """One line per (problem, multi-task method): its mean-regret ratio to single-task BO
-    against the aim (``<= 0.70`` for ``*-related`` problems, ``<= 1.05`` otherwise)."""
-    lines = []
-    checkpoints = settings.checkpoints()
-    for problem in problems:
-        baseline = _mean_regret(runs, problem, BASELINE, checkpoints)
-        limit = 0.70 if problem.endswith("-related") else 1.05
-        for method in sorted({r.method for r in runs if r.problem == problem}):
-            mean = _mean_regret(runs, problem, method, checkpoints)
-            if method in (BASELINE, "random") or mean is None or not baseline:
-                continue
-            ratio = mean / baseline
-            verdict = "met" if ratio <= limit else "missed"
-            lines.append(f"{problem:22s} {method:14s} {ratio:5.2f} (aim <= {limit:.2f}): {verdict}")
-    return "\n".join(lines)
 
 
 def _parser():
@@ -494,7 +367,15 @@ def _parser():
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark with command-line arguments ``argv``; 0 if every run completed,
     1 if one raised (its traceback is printed), 130 if interrupted (the runs written so
-    far are kept; the same command resumes)."""
+    far are kept; the same command resumes).
+
+    Example:
+        >>> import tempfile
+        >>> from botorch_mtucb.benchmarks.transfer import main
+        >>> main(["--quick", "--output", tempfile.mkdtemp()])  # doctest: +SKIP
+        transfer: 1 seed(s) x 5 target evaluations, hpo-related; ...
+        0
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     if args.quick:

@@ -154,7 +154,19 @@ def _fit(model, state: TransferState, kind: str):
 
 
 def fit_multi_task_gp(state: TransferState) -> MultiTaskGP:
-    """BoTorch's ``MultiTaskGP`` on every task's data (defaults), fitted (warm start)."""
+    """BoTorch's ``MultiTaskGP`` on every task's data (defaults), fitted (warm start).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.transfer_methods import TransferState
+        >>> arms = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)  # target arms
+        >>> state = TransferState(arms, [0, 5], arms[[0, 5]].sin(), arms[1:5],
+        ...     arms[1:5].cos(), torch.ones(4, dtype=torch.long), 2, [arms, arms],
+        ...     torch.Generator())  # 2 target and 4 source observations
+        >>> from botorch_mtucb.benchmarks.transfer_methods import fit_multi_task_gp
+        >>> fit_multi_task_gp(state).num_outputs, sorted(state.fitted)
+        (1, ['multi'])
+    """
     train_X, train_Y = state.multi_task_data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -163,7 +175,19 @@ def fit_multi_task_gp(state: TransferState) -> MultiTaskGP:
 
 
 def fit_single_task_gp(state: TransferState) -> SingleTaskGP:
-    """BoTorch's ``SingleTaskGP`` on the target's data (defaults), fitted (warm start)."""
+    """BoTorch's ``SingleTaskGP`` on the target's data (defaults), fitted (warm start).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.transfer_methods import TransferState
+        >>> arms = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)  # target arms
+        >>> state = TransferState(arms, [0, 5], arms[[0, 5]].sin(), arms[1:5],
+        ...     arms[1:5].cos(), torch.ones(4, dtype=torch.long), 2, [arms, arms],
+        ...     torch.Generator())  # 2 target and 4 source observations
+        >>> from botorch_mtucb.benchmarks.transfer_methods import fit_single_task_gp
+        >>> fit_single_task_gp(state).train_inputs[0].shape
+        torch.Size([2, 1])
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = SingleTaskGP(state.target_X, state.target_Y)
@@ -205,7 +229,20 @@ def converted_bound_data(model: MultiTaskGP) -> dict:
     """The converted model's data in the bound's terms: ``X``, ``tasks``, the outcomes minus
     each task's prior mean ``y`` (``M``), the kernel, ``sigma`` (the largest fitted noise
     standard deviation) and ``B`` from the data rule (``choose_rkhs_norm_bound`` on the
-    multi-task Gram matrix, ``delta = DELTA``)."""
+    multi-task Gram matrix, ``delta = DELTA``).
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.transfer_methods import TransferState
+        >>> arms = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)  # target arms
+        >>> state = TransferState(arms, [0, 5], arms[[0, 5]].sin(), arms[1:5],
+        ...     arms[1:5].cos(), torch.ones(4, dtype=torch.long), 2, [arms, arms],
+        ...     torch.Generator())  # 2 target and 4 source observations
+        >>> from botorch_mtucb.benchmarks.transfer_methods import converted_bound_data, fit_multi_task_gp
+        >>> data = converted_bound_data(fit_multi_task_gp(state))
+        >>> data["B"] > 0, tuple(data["y"].shape)
+        (True, (6,))
+    """
     arguments = vector_valued_gp_arguments(model)
     X, tasks = arguments["train_X"], arguments["train_tasks"]
     y = arguments["train_Y"].squeeze(-1) - arguments["prior_mean"].to(X)[tasks]
@@ -239,7 +276,20 @@ def _mt_mm_ucb(state: TransferState) -> int:
 
 
 class AdaMTUCB:
-    """AdaMT-UCB (module docstring), built on the first state it sees."""
+    """AdaMT-UCB (module docstring), built on the first state it sees.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.benchmarks.transfer_methods import TransferState
+        >>> arms = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)  # target arms
+        >>> state = TransferState(arms, [0, 5], arms[[0, 5]].sin(), arms[1:5],
+        ...     arms[1:5].cos(), torch.ones(4, dtype=torch.long), 2, [arms, arms],
+        ...     torch.Generator())  # 2 target and 4 source observations
+        >>> from botorch_mtucb.benchmarks.transfer_methods import AdaMTUCB
+        >>> index = AdaMTUCB()(state)
+        >>> index in state.remaining().tolist()
+        True
+    """
 
     def __init__(self) -> None:
         self.rule: AdaptiveDeviationRule | None = None

@@ -12,21 +12,24 @@ import pytest
 import torch
 
 from botorch_mtucb.__main__ import main
-from botorch_mtucb.benchmarks import transfer, transfer_methods
+from botorch_mtucb.benchmarks import transfer_methods
 from botorch_mtucb.benchmarks.transfer import (
     TargetOracle,
     TransferRun,
     TransferSettings,
-    aims,
-    initial_state,
     load_run,
     measure,
     run_file,
     run_method,
-    table,
 )
 from botorch_mtucb.benchmarks.transfer_methods import METHODS
-from botorch_mtucb.benchmarks.transfer_problems import TRANSFER_PROBLEMS, alleles_problem
+from botorch_mtucb.benchmarks.transfer_problems import (
+    INITIAL_DESIGN,
+    TRANSFER_PROBLEMS,
+    alleles_problem,
+    initial_state,
+)
+from botorch_mtucb.benchmarks.transfer_report import aims, table
 from botorch_mtucb.problems import hpo_transfer_problem, mhc_binding_problem
 
 
@@ -44,12 +47,12 @@ def short_fits(monkeypatch):
 
 def test_initial_state_draws_sources_and_design_by_seed():
     settings = TransferSettings(6)
-    state, oracle = initial_state("hpo-related", 4, settings)
-    again, _ = initial_state("hpo-related", 4, settings)
-    other, _ = initial_state("hpo-related", 5, settings)
+    state, oracle = initial_state("hpo-related", 4, settings.evaluations, settings.initial_design)
+    again, _ = initial_state("hpo-related", 4, settings.evaluations, settings.initial_design)
+    other, _ = initial_state("hpo-related", 5, settings.evaluations, settings.initial_design)
     problem = hpo_transfer_problem("digits", ["breast_cancer", "wine"])
     assert state.evaluated == again.evaluated != other.evaluated
-    assert len(state.evaluated) == transfer.INITIAL_DESIGN
+    assert len(state.evaluated) == INITIAL_DESIGN
     assert state.source_tasks.tolist() == [1] * 30 + [2] * 30
     for task in (1, 2):  # 30 distinct arms of the source, with their exact scores
         X = state.source_X[state.source_tasks == task]
@@ -63,7 +66,7 @@ def test_initial_state_draws_sources_and_design_by_seed():
 @pytest.mark.parametrize("method", list(METHODS))
 def test_every_method_runs_and_the_regret_is_recomputed(method):
     settings = TransferSettings(5)
-    state, oracle = initial_state("hpo-negated", 1, settings)
+    state, oracle = initial_state("hpo-negated", 1, settings.evaluations, settings.initial_design)
     run = run_method(state, oracle, "hpo-negated", method, 1, settings)
     assert run.error is None, run.error
     values = hpo_transfer_problem("digits").values[0].numpy()
@@ -83,7 +86,7 @@ def test_refit_schedule_and_choices(monkeypatch):
 
     monkeypatch.setitem(METHODS, "probe", lambda: first_remaining)
     settings = TransferSettings(8, refit_at=(4, 6))
-    state, oracle = initial_state("hpo-related", 0, settings)
+    state, oracle = initial_state("hpo-related", 0, settings.evaluations, settings.initial_design)
     run = run_method(state, oracle, "hpo-related", "probe", 0, settings)
     assert seen == [(2, False), (3, False), (4, True), (5, False), (6, True), (7, False)]
     remaining = [i for i in range(121) if i not in state.evaluated]

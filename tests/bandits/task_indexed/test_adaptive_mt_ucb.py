@@ -9,6 +9,7 @@ import pytest
 import torch
 from gpytorch.kernels import LinearKernel
 
+from botorch_mtucb.bandits import AgnosticMultiTaskRegression
 from botorch_mtucb.bandits.environments.task_indexed import OnlineMultiTaskEnvironment
 from botorch_mtucb.bandits.runner import run_policy
 from botorch_mtucb.bandits.task_indexed import ada_mt_ucb
@@ -115,3 +116,36 @@ def test_runner_end_to_end_and_resume(tmp_path):
     resumed = run_policy(make(), environment, 12, seed=4, path=tmp_path / "run.jsonl")
     assert [r.x for r in resumed] == [r.x for r in full]
     assert all(r.regret >= 0 for r in full)
+
+
+def test_prior_data_teach_every_learner_but_not_the_test():
+    """add_prior_data: each learner's posterior is that of a regression fed the same data
+    directly (the widths recomputed), the epoch's sums are untouched; upper_bounds is the
+    chooser's mu + beta sigma at every arm, and its argmax is the rule's choice."""
+    problem = _problem()
+    policy = ada_mt_ucb(
+        problem.domains(), linear_kernel(), rkhs_norm_bound=1.0, b=1.0, noise_std=0.1
+    )
+    rule = policy.rule
+    generator = torch.Generator().manual_seed(1)
+    data = []
+    for _ in range(6):
+        task = int(torch.randint(1, 3, (1,), generator=generator))
+        x = problem.arms[task][int(torch.randint(40, (1,), generator=generator))]
+        data.append((task, x, float(torch.randn(1, generator=generator))))
+    for task, x, y in data:
+        rule.add_prior_data(task, x, y)
+    assert (rule.epoch_length, rule.cumulative_reward, rule.believed_regret) == (0, 0.0, 0.0)
+    assert set(rule.lower_bounds.values()) == {0.0}
+    e = rule.current_deviation
+    fresh = AgnosticMultiTaskRegression(
+        problem.domains(), linear_kernel(), rule.kernel_parameters[e],
+        rule.regression_of[e].regularization,
+    )  # fmt: skip
+    for task, x, y in data:
+        fresh.update(task, x, y)
+    mean, std = fresh.arm_moments(0)
+    width = fresh.widths(1.0, e, 0.01, 0.1)["new"]
+    torch.testing.assert_close(rule.upper_bounds(0), mean + width * std)
+    choice = rule.task_argmax(0, None)
+    assert torch.equal(choice.x, problem.arms[0][int(rule.upper_bounds(0).argmax())])
