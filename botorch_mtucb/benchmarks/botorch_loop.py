@@ -53,12 +53,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import sys
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -75,6 +73,14 @@ from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
 from botorch_mtucb.benchmarks.botorch_loop_report import BASELINE, decomposition_table, plot, table
 from botorch_mtucb.benchmarks.coverage import available_cpus
 from botorch_mtucb.benchmarks.loop_problems import PROBLEMS, LoopProblem
+from botorch_mtucb.benchmarks.run_files import (
+    interrupted,
+    output_directory,
+    report_failures,
+    report_run,
+    results_in_order,
+    stored_settings,
+)
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence.martingale_mixture.width_terms import width_decomposition
 from botorch_mtucb.experiments.cli_types import positive_int
@@ -301,22 +307,6 @@ def load_run(path: Path, settings: LoopSettings) -> LoopRun | None:
     return run
 
 
-def stored_settings(path: Path) -> dict | None:
-    """The ``settings`` recorded in the run file at ``path`` (``None``: no readable file).
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.botorch_loop import stored_settings
-        >>> stored_settings(pathlib.Path(tempfile.mkdtemp()) / "none.json") is None
-        True
-    """
-    try:
-        settings = json.loads(path.read_text()).get("settings")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return settings if isinstance(settings, dict) else None
-
-
 def _run_and_store(problem, method, seed, settings, output, threads) -> LoopRun:
     with pinned_threads(threads):
         run = run_loop(problem, method, seed, settings)
@@ -370,31 +360,8 @@ def measure(
     if runs:
         print(f"{len(runs)} run(s) already in {output} (--fresh recomputes them)", flush=True)
     arguments = [(p, m, s, settings, output, threads) for p, m, s in todo]
-    if workers == 1:
-        finished = (_run_and_store(*a) for a in arguments)
-        for run in finished:
-            runs.append(_report(run))
-    else:
-        pool = ProcessPoolExecutor(workers)
-        try:
-            futures = [pool.submit(_run_and_store, *a) for a in arguments]
-            for future in futures:
-                runs.append(_report(future.result()))
-        except BaseException:  # Ctrl-C or a failure: drop the queued runs, keep the written
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    runs.extend(report_run(run) for run in results_in_order(_run_and_store, arguments, workers))
     return runs
-
-
-def _report(run: LoopRun) -> LoopRun:
-    status = "FAILED" if run.error else f"regret {run.regret[-1]:.4g}"
-    print(
-        f"{run.problem} {run.method} seed {run.seed}: {status}, "
-        f"{run.seconds_per_iteration:.2f} s/iteration",
-        flush=True,
-    )
-    return run
 
 
 def _parser():
@@ -448,11 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seeds, iterations = (2, 3) if args.quick else (args.seeds, args.iterations)
     settings = LoopSettings(iterations)
-    output = Path(args.output)
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        parser.error(f"--output {output}: cannot create the directory ({error})")
+    output = output_directory(parser, args.output)
     start = time.perf_counter()
     with pinned_threads(args.threads) as threads:
         print(
@@ -476,12 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:  # runs of other settings in --output
             parser.error(str(error))
         except KeyboardInterrupt:
-            written = len(list(output.glob("*.json")))
-            print(
-                f"\ninterrupted: {written} run file(s) in {output}; the same command resumes",
-                file=sys.stderr,
-            )
-            return 130
+            return interrupted(output)
     print()
     print("final simple regret after the last iteration (median, quartiles over seeds);")
     print(f"s/iter: median wall time of one iteration; vs UCB: its ratio to {BASELINE}'s s/iter")
@@ -492,8 +450,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(decomposition_table(runs, args.problems, decomposed))
     figure = output / "regret.png"
     plot(runs, args.problems, args.methods, figure)
-    failed = [r for r in runs if r.error]
-    for run in failed:
-        print(f"\n{run.problem} {run.method} seed {run.seed} raised:\n{run.error}", file=sys.stderr)
+    failed = report_failures(runs)
     print(f"\nwall time {time.perf_counter() - start:.0f} s; runs in {output}, figure {figure}")
-    return 1 if failed else 0
+    return failed

@@ -40,16 +40,22 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import time
 import traceback
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from botorch_mtucb.benchmarks.botorch_loop_report import plot
 from botorch_mtucb.benchmarks.coverage import available_cpus
+from botorch_mtucb.benchmarks.run_files import (
+    interrupted,
+    output_directory,
+    report_failures,
+    report_run,
+    results_in_order,
+    stored_settings,
+)
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.benchmarks.transfer_methods import (
     METHODS,
@@ -298,46 +304,9 @@ def measure(
     if runs:
         print(f"{len(runs)} run(s) already in {output} (--fresh recomputes them)", flush=True)
     arguments = [(p, s, m, settings, output, threads) for p, s, m in groups]
-    if workers == 1:
-        for group in (_group_and_store(*a) for a in arguments):
-            runs.extend(_report(run) for run in group)
-        return runs
-    pool = ProcessPoolExecutor(workers)
-    try:
-        futures = [pool.submit(_group_and_store, *a) for a in arguments]
-        for future in futures:
-            runs.extend(_report(run) for run in future.result())
-    except BaseException:  # Ctrl-C or a failure: drop the queued groups, keep the written
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+    for group in results_in_order(_group_and_store, arguments, workers):
+        runs.extend(report_run(run, "CPU s/iteration") for run in group)
     return runs
-
-
-def stored_settings(path: Path) -> dict | None:
-    """The ``settings`` in the run file at ``path`` (``None``: no readable file).
-
-    Example:
-        >>> import pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.transfer import stored_settings
-        >>> stored_settings(pathlib.Path(tempfile.mkdtemp()) / "none.json") is None
-        True
-    """
-    try:
-        settings = json.loads(path.read_text()).get("settings")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return settings if isinstance(settings, dict) else None
-
-
-def _report(run: TransferRun) -> TransferRun:
-    status = "FAILED" if run.error else f"regret {run.regret[-1]:.4g}"
-    print(
-        f"{run.problem} {run.method} seed {run.seed}: {status}, "
-        f"{run.seconds_per_iteration:.2f} CPU s/iteration",
-        flush=True,
-    )
-    return run
 
 
 def _parser():
@@ -385,11 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if evaluations <= INITIAL_DESIGN:
         parser.error(f"--evaluations must exceed the initial design ({INITIAL_DESIGN})")
     settings = TransferSettings(evaluations)
-    output = Path(args.output)
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        parser.error(f"--output {output}: cannot create the directory ({error})")
+    output = output_directory(parser, args.output)
     start = time.perf_counter()
     with pinned_threads(args.threads) as threads:
         print(
@@ -405,10 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             parser.error(str(error))
         except KeyboardInterrupt:
-            written = len(list(output.glob("*.json")))
-            print(f"\ninterrupted: {written} run file(s) in {output}; the same command resumes",
-                  file=sys.stderr)  # fmt: skip
-            return 130
+            return interrupted(output)
     print()
     print("simple regret f*_0 - max f_0(evaluated) after k target evaluations: median "
           "[quartiles] over seeds;")  # fmt: skip
@@ -418,8 +380,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(aims(runs, problems, settings))
     figure = output / "regret.png"
     plot(runs, problems, args.methods, figure, xlabel="target evaluations", first=1)
-    failed = [r for r in runs if r.error]
-    for run in failed:
-        print(f"\n{run.problem} {run.method} seed {run.seed} raised:\n{run.error}", file=sys.stderr)
+    failed = report_failures(runs)
     print(f"\nwall time {time.perf_counter() - start:.0f} s; runs in {output}, figure {figure}")
-    return 1 if failed else 0
+    return failed
