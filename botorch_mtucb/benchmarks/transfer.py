@@ -177,7 +177,8 @@ def run_method(
     return TransferRun(problem, method, seed, regret, spent, error, record, list(state.evaluated))
 
 
-_NEEDS_FIT = {"ST-qLogNEI": ("single",), "random": ()}  # the others: the MultiTaskGP
+# the model kinds whose first fit each method uses
+_NEEDS_FIT = {"ST-qLogNEI": ("single",), "random": (), "MTGP-qLogNEI": ("multi",)}
 
 
 def run_group(
@@ -194,12 +195,14 @@ def run_group(
         ['random']
     """
     state, oracle = initial_state(problem, seed, settings.evaluations, settings.initial_design)
-    kinds = {kind for method in methods for kind in _NEEDS_FIT.get(method, ("multi",))}
+    kinds = {kind for method in methods for kind in _NEEDS_FIT.get(method, ("signed",))}
     state.refit = True
     if "single" in kinds:
         fit_single_task_gp(state)
     if "multi" in kinds:
         fit_multi_task_gp(state)
+    if "signed" in kinds:
+        fit_multi_task_gp(state, signed=True)
     runs = []
     for method in methods:
         run = run_method(state, oracle, problem, method, seed, settings)

@@ -11,23 +11,30 @@ model kind is shared by every method of the run (the data are the same then):
 * ``ST-qLogNEI``: ``SingleTaskGP`` on the target's data and ``qLogNoisyExpectedImprovement``
   (single-task BO; the sources are ignored).
 * ``MTGP-qLogNEI``: BoTorch's ``MultiTaskGP`` on all tasks (task column last,
-  ``output_tasks=[0]``) and ``qLogNoisyExpectedImprovement`` on the target.
-* ``TC-UCB``: that fitted ``MultiTaskGP`` converted with ``VectorValuedGP.from_model``, and
-  ``TaskConditionedUCB(task=0, width=sqrt(0.2))`` (paper 001, eq. 7; the width of BoTorch's
-  ``UpperConfidenceBound(beta=0.2)``).
-* ``MT-KB``: the converted model with MT-KB's width of paper 000, Theorem 2
-  (``mt_kb_width``, ``delta = 0.01``), ``B`` chosen from the data
-  (``choose_rkhs_norm_bound`` on the multi-task Gram matrix: the fitted ICM kernel).
-* ``MT-MM-UCB``: the multi-task martingale-mixture bound (paper 002 on the kernel of paper
-  000, ``MultiTaskMartingaleMixtureBound``) on the converted model's kernel, data and
-  noise, ``B`` as for MT-KB, maximized as ``ScalarizedMartingaleMixtureUCB`` with the
-  weights ``e_0``.
-* ``AdaMT-UCB``: paper 001's Algorithm 3 (``AdaptiveDeviationRule``) with the data kernel
-  of a ``MultiTaskGP`` fitted once on the first data (sources and initial target points),
-  scaled to the largest task variance, outcomes standardized with those data's mean and
-  standard deviation, ``B = 3`` and the fitted noise; the sources' observations are
-  given to every learner as prior data (``add_prior_data``), then the target's arms are
-  chosen by the rule's current learner.
+  ``output_tasks=[0]``) and ``qLogNoisyExpectedImprovement`` on the target. Its default
+  task kernel, a ``PositiveIndexKernel``, has no negative correlation: it cannot learn an
+  anti-correlated source.
+* ``MTGP-signed-qLogNEI``: the same with GPyTorch's unconstrained ``IndexKernel`` (full
+  rank) as the task kernel (``signed_multi_task_gp``), which can.
+* The package's routes, on that signed ``MultiTaskGP``:
+
+  - ``TC-UCB``: converted with ``VectorValuedGP.from_model``, and
+    ``TaskConditionedUCB(task=0, width=sqrt(0.2))`` (paper 001, eq. 7; the width of
+    BoTorch's ``UpperConfidenceBound(beta=0.2)``).
+  - ``MT-KB``: the converted model with MT-KB's width of paper 000, Theorem 2
+    (``mt_kb_width``, ``delta = 0.01``), ``B`` chosen from the data
+    (``choose_rkhs_norm_bound`` on the multi-task Gram matrix of the fitted ICM kernel).
+  - ``MT-MM-UCB``: the multi-task martingale-mixture bound (paper 002 on the kernel of
+    paper 000, ``MultiTaskMartingaleMixtureBound``) on the converted model's kernel, data
+    and noise, ``B`` as for MT-KB, maximized as ``ScalarizedMartingaleMixtureUCB`` with
+    the weights ``e_0``.
+  - ``AdaMT-UCB``: paper 001's Algorithm 3 (``AdaptiveDeviationRule``) with the data
+    kernel of the model fitted on the first data (sources and initial target points),
+    scaled to the largest task variance, outcomes standardized with those data's mean
+    and standard deviation, ``B = 3`` and the fitted noise; the sources' observations are
+    given to every learner as prior data (``add_prior_data``), then the target's arms are
+    chosen by the rule's current learner (its similarity is its own: paper 001's
+    uniform-similarity kernel over candidate task deviations).
 * ``random``: an unevaluated arm uniformly at random.
 
 The models' outputs live in their outcome transform's units; every acquisition is
@@ -46,7 +53,7 @@ from botorch.acquisition import qLogNoisyExpectedImprovement
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import MultiTaskGP, SingleTaskGP
 from botorch.optim import optimize_acqf_discrete
-from gpytorch.kernels import ScaleKernel
+from gpytorch.kernels import IndexKernel, ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from torch import Tensor
 
@@ -78,7 +85,7 @@ class TransferState:
         source_domains: Each task's arms (index 0 the target's), for AdaMT-UCB.
         generator: The run's random stream (random search, ties).
         fitted: The last fitted hyperparameters of each model kind (``"single"``,
-            ``"multi"``; their ``state_dict`` without the outcome transform), the warm
+            ``"multi"``, ``"signed"``; their ``state_dict`` without the outcome transform), the warm
             start of the next fit.
         refit: Whether this iteration refits the hyperparameters (else a model kind
             fitted before keeps its ``fitted`` ones).
@@ -153,8 +160,9 @@ def _fit(model, state: TransferState, kind: str):
     return model
 
 
-def fit_multi_task_gp(state: TransferState) -> MultiTaskGP:
-    """BoTorch's ``MultiTaskGP`` on every task's data (defaults), fitted (warm start).
+def fit_multi_task_gp(state: TransferState, signed: bool = False) -> MultiTaskGP:
+    """BoTorch's ``MultiTaskGP`` on every task's data (defaults; ``signed``: with
+    ``signed_multi_task_gp``'s task kernel), fitted (warm start).
 
     Example:
         >>> import torch
@@ -171,7 +179,32 @@ def fit_multi_task_gp(state: TransferState) -> MultiTaskGP:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = MultiTaskGP(train_X, train_Y, task_feature=-1, output_tasks=[0])
-    return _fit(model, state, "multi")
+    if signed:
+        signed_multi_task_gp(model, state.num_tasks)
+    return _fit(model, state, "signed" if signed else "multi")
+
+
+def signed_multi_task_gp(model: MultiTaskGP, num_tasks: int) -> MultiTaskGP:
+    """Replace ``model``'s task kernel (BoTorch's ``PositiveIndexKernel``, whose
+    correlations are all ``>= 0``) by GPyTorch's ``IndexKernel`` of full rank, whose task
+    covariance ``W W^T + diag(v)`` is any positive definite matrix (anti-correlated tasks
+    included); in place, before fitting.
+
+    Example:
+        >>> import torch
+        >>> from botorch.models import MultiTaskGP
+        >>> from botorch_mtucb.benchmarks.transfer_methods import signed_multi_task_gp
+        >>> X = torch.rand(6, 2, dtype=torch.float64)
+        >>> X[:, -1] = torch.tensor([0.0, 1.0] * 3)
+        >>> model = signed_multi_task_gp(MultiTaskGP(X, X[:, :1], task_feature=-1), 2)
+        >>> type(model.covar_module.kernels[1]).__name__
+        'IndexKernel'
+    """
+    data_kernel, task_kernel = model.covar_module.kernels
+    index = task_kernel.active_dims
+    signed = IndexKernel(num_tasks, rank=num_tasks, active_dims=index)
+    model.covar_module = data_kernel * signed.to(model.train_targets)
+    return model
 
 
 def fit_single_task_gp(state: TransferState) -> SingleTaskGP:
@@ -220,8 +253,13 @@ def _multi_task_qlognei(state: TransferState) -> int:
     return _best_remaining(qLogNoisyExpectedImprovement(model, X_baseline=state.target_X), state)
 
 
+def _signed_multi_task_qlognei(state: TransferState) -> int:
+    model = fit_multi_task_gp(state, signed=True)
+    return _best_remaining(qLogNoisyExpectedImprovement(model, X_baseline=state.target_X), state)
+
+
 def _task_conditioned_ucb(state: TransferState) -> int:
-    converted = VectorValuedGP.from_model(fit_multi_task_gp(state))
+    converted = VectorValuedGP.from_model(fit_multi_task_gp(state, signed=True))
     return _best_remaining(TaskConditionedUCB(converted, task=0, width=TC_UCB_WIDTH), state)
 
 
@@ -239,7 +277,7 @@ def converted_bound_data(model: MultiTaskGP) -> dict:
         ...     arms[1:5].cos(), torch.ones(4, dtype=torch.long), 2, [arms, arms],
         ...     torch.Generator())  # 2 target and 4 source observations
         >>> from botorch_mtucb.benchmarks.transfer_methods import converted_bound_data, fit_multi_task_gp
-        >>> data = converted_bound_data(fit_multi_task_gp(state))
+        >>> data = converted_bound_data(fit_multi_task_gp(state, signed=True))
         >>> data["B"] > 0, tuple(data["y"].shape)
         (True, (6,))
     """
@@ -255,7 +293,7 @@ def converted_bound_data(model: MultiTaskGP) -> dict:
 
 
 def _mt_kb(state: TransferState) -> int:
-    model = fit_multi_task_gp(state)
+    model = fit_multi_task_gp(state, signed=True)
     data = converted_bound_data(model)
     converted = VectorValuedGP(**data["arguments"])
     width = float(mt_kb_width(converted, rkhs_norm_bound=data["B"], delta=DELTA))
@@ -263,7 +301,7 @@ def _mt_kb(state: TransferState) -> int:
 
 
 def _mt_mm_ucb(state: TransferState) -> int:
-    data = converted_bound_data(fit_multi_task_gp(state))
+    data = converted_bound_data(fit_multi_task_gp(state, signed=True))
     arguments = data["arguments"]
     bound = MultiTaskMartingaleMixtureBound(
         arguments["train_X"], data["y"].unsqueeze(-1), arguments["data_kernel"],
@@ -296,7 +334,7 @@ class AdaMTUCB:
         self.seen = 0  # target observations the rule has
 
     def _build(self, state: TransferState) -> None:
-        model = fit_multi_task_gp(state)
+        model = fit_multi_task_gp(state, signed=True)
         arguments = vector_valued_gp_arguments(model)
         scale = float(arguments["task_covariance"][0].diagonal().max())
         kernel = ScaleKernel(arguments["data_kernel"][0]).to(torch.float64)
@@ -333,6 +371,7 @@ METHODS: dict[str, Callable[[], Chooser]] = {
     "random": lambda: _random,
     "ST-qLogNEI": lambda: _single_task_qlognei,
     "MTGP-qLogNEI": lambda: _multi_task_qlognei,
+    "MTGP-signed-qLogNEI": lambda: _signed_multi_task_qlognei,
     "TC-UCB": lambda: _task_conditioned_ucb,
     "MT-KB": lambda: _mt_kb,
     "MT-MM-UCB": lambda: _mt_mm_ucb,

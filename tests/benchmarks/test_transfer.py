@@ -22,7 +22,7 @@ from botorch_mtucb.benchmarks.transfer import (
     run_file,
     run_method,
 )
-from botorch_mtucb.benchmarks.transfer_methods import METHODS
+from botorch_mtucb.benchmarks.transfer_methods import METHODS, fit_multi_task_gp
 from botorch_mtucb.benchmarks.transfer_problems import (
     INITIAL_DESIGN,
     TRANSFER_PROBLEMS,
@@ -30,6 +30,7 @@ from botorch_mtucb.benchmarks.transfer_problems import (
     initial_state,
 )
 from botorch_mtucb.benchmarks.transfer_report import aims, table
+from botorch_mtucb.models import VectorValuedGP
 from botorch_mtucb.problems import hpo_transfer_problem, mhc_binding_problem
 
 
@@ -176,3 +177,18 @@ def test_quick_mode(tmp_path, capsys):
     assert (tmp_path / "regret.png").exists()
     stored = load_run(run_file(tmp_path, "hpo-related", "MT-MM-UCB", 0), TransferSettings(5))
     assert asdict(stored)["settings"]["evaluations"] == 5
+
+
+def test_the_signed_model_converts_to_its_own_posterior():
+    """The package's routes fit MultiTaskGP with an IndexKernel (task correlations of any
+    sign); VectorValuedGP.from_model reads it: the same target posterior on the grid."""
+    state, _ = initial_state("hpo-negated", 0, 5)
+    model = fit_multi_task_gp(state, signed=True)
+    assert type(model.covar_module.kernels[1]).__name__ == "IndexKernel"
+    assert sorted(state.fitted) == ["signed"]
+    converted = VectorValuedGP.from_model(model)
+    with torch.no_grad():
+        expected = model.posterior(state.arms)
+        ours = model.outcome_transform.untransform_posterior(converted.posterior(state.arms))
+    torch.testing.assert_close(ours.mean[:, :1], expected.mean)
+    torch.testing.assert_close(ours.variance[:, :1], expected.variance)
