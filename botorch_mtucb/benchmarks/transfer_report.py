@@ -72,7 +72,7 @@ def aims(runs: Sequence, problems: Sequence[str], settings) -> str:
         >>> runs = [TransferRun("hpo-negated", m, 0, [0.4, r], 0.1, None, {}, [0, 1])
         ...         for m, r in (("ST-qLogNEI", 0.2), ("TC-UCB", 0.2))]
         >>> print(aims(runs, ["hpo-negated"], TransferSettings(2)))  # mean of 0.2 / 0.2
-        hpo-negated            TC-UCB          1.00 (aim <= 1.05): met
+        hpo-negated            TC-UCB                1.00 (aim <= 1.05): met
     """
     lines = []
     checkpoints = settings.checkpoints()
@@ -85,5 +85,5 @@ def aims(runs: Sequence, problems: Sequence[str], settings) -> str:
                 continue
             ratio = mean / baseline
             verdict = "met" if ratio <= limit else "missed"
-            lines.append(f"{problem:22s} {method:14s} {ratio:5.2f} (aim <= {limit:.2f}): {verdict}")
+            lines.append(f"{problem:22s} {method:20s} {ratio:5.2f} (aim <= {limit:.2f}): {verdict}")
     return "\n".join(lines)
