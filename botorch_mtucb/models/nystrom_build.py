@@ -116,7 +116,7 @@ class NystromBuild:
             X[start:end],
             Y[start:end],
             None if tasks is None else tasks[start:end],
-            (norms[:count], diagonal[:count], log_det[:count]),
+            (norms[:count], None if diagonal is None else diagonal[:count], log_det[:count]),
             None,
         )
         return count

@@ -296,6 +296,9 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
     def train_variances(self) -> Tensor:
         r"""``diag(Gamma~_t(x_s, x_s))`` at the training rows: ``N x n`` (the outputs'
         variances, ``S^2`` times the whitened function's with per-task noise)."""
+        if self._unit_task_variances is None:  # task-indexed data: computed when asked
+            with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+                self._unit_task_variances = self._indexed_row_variances(self.train_X)
         return self._unit_task_variances
 
     # ------------------------------------------------------ finite candidate sets
@@ -316,6 +319,12 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         if self._use_icm:
             return self._icm_mean_and_covariance(X)
         return self._general_mean_and_covariance(X)
+
+    def _task_moments(self, X: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor] | None:
+        """The general route computes the embedding of the selected tasks alone."""
+        if self._candidates is not None or self._use_icm:
+            return None
+        return self._general_mean_and_covariance(X, tasks)
 
     def condition_on_observations(
         self,
@@ -458,7 +467,10 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         if tasks is not None:
             self.train_tasks = torch.cat([self.train_tasks, tasks])
         self._unit_norms = torch.cat([self._unit_norms, norms])
-        self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
+        if diagonal is None or self._unit_task_variances is None:  # task-indexed rows
+            self._unit_task_variances = None  # refreshed below, computed when asked
+        else:
+            self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
         self._resample(self._unit_norms, generator)
         self._rebuild()
         self._refresh_row_statistics()

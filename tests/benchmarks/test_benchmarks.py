@@ -21,6 +21,7 @@ NAMES = [
     "mm-bound-vs-cvxpy",
     "mt-bkb-scaling",
     "multi-task-bound",
+    "multi-task-scale",
     "width-candidates",
 ]
 
