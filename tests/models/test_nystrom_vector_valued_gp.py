@@ -694,7 +694,7 @@ def test_task_indexed_variances_and_selected_tasks_match_a_dense_sketch(dtype):
     w = 1 / np.sqrt(model.inclusion_probabilities.double().numpy())
     gram = w[:, None] * k(x[d], x[d]) * Bn[t[d]][:, t[d]] * w
     s, V = np.linalg.eigh(gram)
-    keep = s > 1e-10 * s.max()
+    keep = s > (1e-10 if dtype == torch.float64 else 1e-6) * s.max()  # PSEUDO_INVERSE_RTOL
     root = V[:, keep] / np.sqrt(s[keep])
 
     def cross(pts, tk):  # J x P: reweighted covariances of the dictionary's columns
