@@ -12,8 +12,12 @@ acquisition.
 For each size ``N`` (``--sizes``) and route, in a fresh Python process (``--in-process``
 runs them here, as ``--quick`` does):
 
-* **build**: the model from the ``N`` observations (seconds);
-* **iteration** (median over ``--iterations``): one acquisition optimization for the
+* **build**: the model from the ``N`` observations (wall-clock and CPU seconds,
+  ``time.process_time``: on one thread the CPU seconds are what the work costs, whatever
+  else loads the machine);
+* **iteration** (median over ``--iterations``, wall-clock and CPU, and each iteration's
+  CPU seconds: a redraw of the sketch's dictionary costs more than an extension, so the
+  iterations differ): one acquisition optimization for the
   target task 0 with BoTorch's ``optimize_acqf`` on the box (``--restarts`` restarts,
   ``--raw-samples`` raw samples, BoTorch's default L-BFGS-B options), then the new
   observation of task 0 added to the model;
@@ -30,7 +34,9 @@ Routes:
   adaptive build) with ``accuracy = ACCURACY`` (``q``: the dictionary holds each
   observation with probability ``min(q sigma^2, 1)``; Theorem 3's ``q`` is hundreds and
   keeps nearly every row at this noise), ``TaskConditionedUCB(width=WIDTH)``,
-  ``append_observations`` (MT-BKB's update: the dictionary redrawn, the sketch rebuilt).
+  ``append_observations`` with ``update_schedule="adaptive"`` (the dictionary redrawn
+  once the information since the last redraw passes ``log 2``, the sketch extended in
+  between: ``models.nystrom_build``).
 * ``botorch``: BoTorch's ``MultiTaskGP`` (``output_tasks=[0]``, fixed noise
   ``train_Yvar``, no outcome transform, its ``RBFKernel`` and an ``IndexKernel`` set to
   ``B``, zero mean), built then its prediction caches computed by one posterior call;
@@ -42,8 +48,8 @@ Routes:
   N^2``).
 
 Everything runs on one torch thread by default (``--threads``; printed). The table gives
-each route's seconds and peak memory and BoTorch's seconds per iteration divided by the
-route's (the aim: at least 10x); ``--output DIR`` writes ``multi_task_scale.json``.
+each route's seconds and peak memory and BoTorch's CPU seconds per iteration divided by
+the route's (the aim: at least 10x); ``--output DIR`` writes ``multi_task_scale.json``.
 
 Usage::
 
@@ -53,18 +59,22 @@ Usage::
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from botorch_mtucb.benchmarks.mt_bkb_builds import available_memory, peak_bytes_of
-from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
+from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.experiments.cli_types import positive_int
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.utils.threads import pinned_threads
@@ -153,7 +163,9 @@ def build_route(route: str, problem: dict[str, Any]) -> Any:
     if route == "exact":
         return VectorValuedGP(X, Y, _kernel(), B, NOISE_VARIANCE, tasks)
     if route == "nystrom":
-        return NystromVectorValuedGP(X, Y, _kernel(), B, NOISE_VARIANCE, tasks, accuracy=ACCURACY)
+        return NystromVectorValuedGP(
+            X, Y, _kernel(), B, NOISE_VARIANCE, tasks, accuracy=ACCURACY, update_schedule="adaptive"
+        )
     if route != "botorch":
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     from botorch.models import MultiTaskGP
@@ -206,30 +218,52 @@ def _iteration(route: str, model: Any, problem: dict[str, Any], restarts: int, r
     return model.append_observations(x, y, task)
 
 
+def _timed(function: Any) -> tuple[float, float, Any]:
+    """Wall-clock and CPU (``time.process_time``) seconds of ``function()``, garbage
+    collection paused (as ``timeit``), and its result."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = function()
+        return time.perf_counter() - wall, time.process_time() - cpu, result
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def measure_route(route: str, size: int, iterations: int, restarts: int, raw: int) -> dict:
-    """Build seconds, median seconds per iteration and peak bytes of ``route`` at
-    ``size`` observations, in this process (``dictionary_size`` for the sketch).
+    """Build seconds, seconds per iteration (median; wall-clock and CPU, and each
+    iteration's CPU seconds) and peak bytes of ``route`` at ``size`` observations, in
+    this process (``dictionary_size`` and ``num_resamplings`` for the sketch).
 
     Example:
         >>> from botorch_mtucb.benchmarks.multi_task_scale import measure_route
         >>> entry = measure_route("nystrom", 50, 1, 2, 16)
-        >>> sorted(entry)
-        ['build_seconds', 'dictionary_size', 'peak_bytes', 'seconds_per_iteration']
+        >>> sorted(entry)  # doctest: +NORMALIZE_WHITESPACE
+        ['build_cpu_seconds', 'build_seconds', 'cpu_seconds_per_iteration',
+         'dictionary_size', 'iteration_cpu_seconds', 'num_resamplings', 'peak_bytes',
+         'seconds_per_iteration']
     """
     problem = scale_problem(size)
     torch.manual_seed(size)  # optimize_acqf's raw samples
     entry: dict[str, Any] = {}
 
     def run() -> None:
-        entry["build_seconds"], model = median_seconds(lambda _: build_route(route, problem), 1)
-        state = {"model": model}
-
-        def step(_: Any) -> None:
-            state["model"] = _iteration(route, state["model"], problem, restarts, raw)
-
-        entry["seconds_per_iteration"], _ = median_seconds(step, iterations)
+        entry["build_seconds"], entry["build_cpu_seconds"], model = _timed(
+            lambda: build_route(route, problem)
+        )
+        walls, cpus = [], []
+        for _ in range(iterations):
+            wall, cpu, model = _timed(partial(_iteration, route, model, problem, restarts, raw))
+            walls.append(wall)
+            cpus.append(cpu)
+        entry["seconds_per_iteration"] = statistics.median(walls)
+        entry["cpu_seconds_per_iteration"] = statistics.median(cpus)
+        entry["iteration_cpu_seconds"] = cpus
         if route == "nystrom":
-            entry["dictionary_size"] = state["model"].dictionary_size
+            entry["dictionary_size"] = model.dictionary_size
+            entry["num_resamplings"] = model.num_resamplings
 
     entry["peak_bytes"] = peak_bytes_of(run)
     return entry
@@ -298,49 +332,68 @@ def _line(entry: dict[str, Any]) -> str:
     head = f"N = {entry['size']:6d} {entry['route']:8s}"
     if entry["skipped"]:
         return f"{head} skipped: {entry['skipped']}"
+    each = ", ".join(f"{c:.2f}" for c in entry.get("iteration_cpu_seconds", []))
     return (
-        f"{head} build {entry['build_seconds']:8.2f} s, {entry['seconds_per_iteration']:8.3f} "
-        f"s/iteration, peak {entry['peak_bytes'] / 2**30:.2f} GiB"
+        f"{head} build {entry['build_seconds']:8.2f} s ({entry['build_cpu_seconds']:.2f} CPU), "
+        f"{entry['seconds_per_iteration']:8.3f} s/iteration "
+        f"({entry['cpu_seconds_per_iteration']:.3f} CPU; each {each}), "
+        f"peak {entry['peak_bytes'] / 2**30:.2f} GiB"
     )
 
 
 def scale_table(results: Sequence[dict[str, Any]]) -> str:
-    """The table: size, route, build seconds, seconds per iteration, peak GiB and
-    BoTorch's seconds per iteration divided by the route's (``-``: not measured).
+    """The table: size, route, build seconds (wall-clock, CPU), median seconds per
+    iteration (wall-clock, CPU), peak GiB and BoTorch's median CPU seconds per iteration
+    divided by the route's (``-``: not measured).
 
     Example:
         >>> from botorch_mtucb.benchmarks.multi_task_scale import scale_table
         >>> rows = [{"size": 10, "route": r, "skipped": None, "build_seconds": 1.0,
-        ...          "seconds_per_iteration": s, "peak_bytes": 2**30} for r, s in
+        ...          "build_cpu_seconds": 1.0, "seconds_per_iteration": s,
+        ...          "cpu_seconds_per_iteration": s, "peak_bytes": 2**30} for r, s in
         ...         [("nystrom", 0.5), ("botorch", 5.0)]]
         >>> "10.0" in scale_table(rows)  # 5.0 / 0.5
         True
     """
     botorch = {
-        r["size"]: r["seconds_per_iteration"]
+        r["size"]: r["cpu_seconds_per_iteration"]
         for r in results
         if r["route"] == "botorch" and not r["skipped"]
     }
     rows = []
     for r in results:
         if r["skipped"]:
-            rows.append([r["size"], r["route"], "-", "-", "-", "-", f"skipped: {r['skipped']}"])
+            rows.append([r["size"], r["route"], *["-"] * 6, f"skipped: {r['skipped']}"])
             continue
         base = botorch.get(r["size"])
-        ratio = "-" if base is None else f"{base / r['seconds_per_iteration']:.1f}"
-        note = f"m = {r['dictionary_size']}" if "dictionary_size" in r else ""
+        ratio = "-" if base is None else f"{base / r['cpu_seconds_per_iteration']:.1f}"
+        note = ""
+        if "dictionary_size" in r:
+            note = f"m = {r['dictionary_size']}, {r.get('num_resamplings', '?')} draws"
         rows.append(
             [
                 r["size"],
                 r["route"],
                 f"{r['build_seconds']:.2f}",
+                f"{r['build_cpu_seconds']:.2f}",
                 f"{r['seconds_per_iteration']:.3f}",
+                f"{r['cpu_seconds_per_iteration']:.3f}",
                 f"{r['peak_bytes'] / 2**30:.2f}",
                 ratio,
                 note,
             ]
         )
-    header = ["N", "route", "build s", "s/iteration", "peak GiB", "BoTorch/route", "note"]
+    header = [
+        "N",
+        "route",
+        "build s",
+        "build CPU s",
+        "s/iteration",
+        "CPU s/iteration",
+        "peak GiB",
+        "BoTorch/route (CPU)",
+        "note",
+    ]
     return format_table(rows, header)
 
 

@@ -122,12 +122,17 @@ class NystromSketch:
             return X.repeat_interleave(n, 0), tasks, weights.repeat_interleave(n, 0)
         return X, self.train_tasks[self._dictionary], weights
 
-    def _scalar_observations(self) -> tuple[Tensor, Tensor, Tensor]:
+    def _scalar_observations(
+        self, X: Tensor | None = None, Y: Tensor | None = None, tasks: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(x, task, y)`` of each scalar observation of the rows (default: the model's)."""
+        if X is None:
+            X, Y, tasks = self.train_X, self.train_Y, self.train_tasks
         if self._full_vector:
             n = self.num_tasks
-            tasks = torch.arange(n, device=self.train_X.device).repeat(self.train_X.shape[0])
-            return self.train_X.repeat_interleave(n, 0), tasks, self.train_Y.reshape(-1)
-        return self.train_X, self.train_tasks, self.train_Y.reshape(-1)
+            tasks = torch.arange(n, device=X.device).repeat(X.shape[0])
+            return X.repeat_interleave(n, 0), tasks, Y.reshape(-1)
+        return X, tasks, Y.reshape(-1)
 
     def _rebuild(self) -> None:
         """Embedding, ``chol(V~ + eta I)`` and weights for the current dictionary."""
@@ -246,7 +251,8 @@ class NystromSketch:
         self._chol = cholesky_factor(
             Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
         )
-        self._alpha = torch.cholesky_solve((Z @ white_y).unsqueeze(-1), self._chol).squeeze(-1)
+        self._moment = Z @ white_y  # sum_s Phi~(x_s) y_s (extensions add to it)
+        self._alpha = torch.cholesky_solve(self._moment.unsqueeze(-1), self._chol).squeeze(-1)
 
     def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
         """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""

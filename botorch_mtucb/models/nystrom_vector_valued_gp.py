@@ -115,6 +115,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         "_chol",
         "_alpha",
         "_train_embedding",
+        "_moment",
         "_unit_norms",
         "_unit_task_variances",
     )
@@ -131,6 +132,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         seed: int = 0,
         chunk_size: int | str = "adaptive",
         *,
+        update_schedule: str = "every",
         prior_mean: float | Sequence[float] | Tensor | None = None,
         noise_variances: float | Sequence[float] | Tensor | None = None,
     ) -> None:
@@ -153,6 +155,11 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
                 closed at ``ADAPTIVE_CHUNK_INFORMATION`` nats), or an int ``>= 1``
                 of rows per redraw (``1``: Algorithm 2 exactly, one redraw per row).
                 Later ``append_observations`` calls are not affected.
+            update_schedule: When ``append_observations`` redraws the dictionary:
+                ``"every"`` (the default: every call, Algorithm 2) or ``"adaptive"``
+                (general route without tracked candidates: only once the information
+                since the last redraw passes ``ADAPTIVE_CHUNK_INFORMATION``; in between
+                the sketch is extended with the new rows, ``models.nystrom_build``).
             prior_mean: The constant prior mean ``c_i`` of each task (a number or
                 ``n`` values; default zero).
             noise_variances: The noise variance ``lambda_i > 0`` of each task, in place
@@ -164,7 +171,8 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             ValueError: As ``VectorValuedGP`` (rows so far apart that the kernel
                 overflows included, checked on the rows and the corners of their
                 bounding box); also ``accuracy < 1`` (or not finite), and
-                ``chunk_size < 1`` or a string other than ``"adaptive"``.
+                ``chunk_size < 1`` or a string other than ``"adaptive"``, and an
+                ``update_schedule`` other than ``"every"`` or ``"adaptive"``.
         """
         super().__init__()
         accuracy = as_float(accuracy, "accuracy", finite=False)
@@ -172,6 +180,10 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
         seed = as_int(seed, "seed")
         chunk_size = check_chunk_size(chunk_size)
+        if update_schedule not in ("every", "adaptive"):
+            raise ValueError(
+                f"update_schedule must be 'every' or 'adaptive', got {update_schedule!r}"
+            )
         train_X, train_Y, train_tasks = self._setup(
             train_X,
             train_Y,
@@ -185,6 +197,8 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         self.accuracy = accuracy
         self.seed = seed
         self.chunk_size = chunk_size
+        self.update_schedule = update_schedule
+        self._pending_information = 0.0  # nats added since the last redraw (extensions)
         self._building = False  # True during an adaptive build (its faster routes)
         # The state: the data, the dictionary and the history of the draws (state_dict).
         empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
@@ -240,6 +254,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             raise ValueError("state_dict's _probabilities must lie in (0, 1]")
         candidates = self._candidates
         self._candidates = None
+        self._pending_information = 0.0  # the loaded sketch: a fresh rebuild
         with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
             self._init_eigen_system()
             if t:
@@ -427,7 +442,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             >>> model.num_resamplings, model.train_X.shape[0]
             (5, 5)
         """
-        return self._append(X, Y, train_tasks, generator, "X")
+        return self._append(X, Y, train_tasks, generator, "X", self.update_schedule == "adaptive")
 
     def _append(
         self,
@@ -436,15 +451,21 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         train_tasks: Tensor | None,
         generator: torch.Generator | None,
         name: str,
+        adaptive: bool = False,
     ) -> NystromVectorValuedGP:
         """``append_observations``; ``name`` is the argument that errors about the
-        kernel's range blame (``train_X`` when the constructor replays its rows)."""
+        kernel's range blame (``train_X`` when the constructor replays its rows);
+        ``adaptive``: redraw only past the information threshold (``_extends``)."""
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
         with torch.no_grad():
             self._check_new_rows(X, name)
-            self._add_rows(X, Y, tasks, self._row_statistics(X, tasks), generator)
+            statistics = self._row_statistics(X, tasks)
+            if adaptive and self._extends(statistics[2]):
+                self._extend_rows(X, Y, tasks, statistics)
+            else:
+                self._add_rows(X, Y, tasks, statistics, generator)
             self._refit_conditioning()
         return self
 
@@ -458,9 +479,19 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
     ) -> None:
         """Add checked rows with their ``_row_statistics`` under the current sketch,
         redraw the dictionary from every row's variances and rebuild the sketch."""
-        norms, diagonal, log_det = statistics
         if self._candidates is not None:
             self._record_candidate_rows(X, Y)
+        self._store_rows(X, Y, tasks, statistics)
+        self._pending_information = 0.0
+        self._resample(self._unit_norms, generator)
+        self._rebuild()
+        self._refresh_row_statistics()
+
+    def _store_rows(
+        self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
+    ) -> None:
+        """Append the rows and their statistics under the current sketch to the state."""
+        norms, diagonal, log_det = statistics
         self._log_det_sum = self._log_det_sum + log_det.sum()
         self.train_X = torch.cat([self.train_X, X])
         self.train_Y = torch.cat([self.train_Y, Y])
@@ -468,12 +499,9 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             self.train_tasks = torch.cat([self.train_tasks, tasks])
         self._unit_norms = torch.cat([self._unit_norms, norms])
         if diagonal is None or self._unit_task_variances is None:  # task-indexed rows
-            self._unit_task_variances = None  # refreshed below, computed when asked
+            self._unit_task_variances = None  # refreshed or computed when asked
         else:
             self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
-        self._resample(self._unit_norms, generator)
-        self._rebuild()
-        self._refresh_row_statistics()
 
     def _check_new_rows(self, X: Tensor, name: str) -> None:
         """Before any state changes, the kernel is finite on the new rows ``X`` and the
