@@ -188,6 +188,9 @@ def build_route(route: str, problem: dict[str, Any]) -> Any:
     index = IndexKernel(num_tasks=NUM_TASKS, rank=NUM_TASKS, active_dims=[DIM]).to(X)
     index.covar_factor.data = torch.linalg.cholesky(B - 1e-9 * torch.eye(NUM_TASKS).to(B))
     index.raw_var.data = index.raw_var_constraint.inverse_transform(torch.full_like(B[0], 1e-9))
+    # With tasks missing from the data, BoTorch's eval() (every posterior call) sets their
+    # factor to the observed tasks' mean through this method: B is known, keep it.
+    index._set_covar_factor = lambda value: None
     model.covar_module = _kernel(active_dims=list(range(DIM))) * index  # x, not the task
     model.requires_grad_(False)
     model.eval()
@@ -271,7 +274,16 @@ def measure_route(route: str, size: int, iterations: int, restarts: int, raw: in
 
 def child_measure_route(argv: Sequence[str]) -> None:
     """In a fresh process: ``measure_route`` with ``route size iterations restarts raw
-    threads`` from ``argv``; prints the entry as JSON (the last line)."""
+    threads`` from ``argv``; prints the entry as JSON (the last line).
+
+    Example:
+        >>> import contextlib, io, json
+        >>> from botorch_mtucb.benchmarks.multi_task_scale import child_measure_route
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     child_measure_route(["exact", "30", "1", "1", "4", "1"])
+        >>> json.loads(out.getvalue().splitlines()[-1])["seconds_per_iteration"] > 0
+        True
+    """
     route, *numbers = argv
     size, iterations, restarts, raw, threads = map(int, numbers)
     with pinned_threads(threads):
@@ -300,7 +312,21 @@ def _fresh_process(route, size, args, threads, timeout) -> tuple[dict | None, st
 
 
 def measure(sizes: Sequence[int], args: Any, threads: int) -> list[dict[str, Any]]:
-    """Every route at every size (``ROUTES``), skipped sizes with their reason."""
+    """Every route at every size (``ROUTES``; ``args`` as ``main`` parses them), each
+    printed as it ends; skipped sizes with their reason.
+
+    Example:
+        >>> import argparse, contextlib, io
+        >>> from botorch_mtucb.benchmarks.multi_task_scale import measure
+        >>> args = argparse.Namespace(
+        ...     memory_fraction=0.6, in_process=True, iterations=1, restarts=1,
+        ...     raw_samples=4, botorch_max_seconds=60.0,
+        ... )
+        >>> with contextlib.redirect_stdout(io.StringIO()):
+        ...     results = measure([20], args, 1)
+        >>> [(r["route"], r["skipped"]) for r in results]
+        [('exact', None), ('nystrom', None), ('botorch', None)]
+    """
     results, stopped = [], {}
     for size in sizes:
         for route in ROUTES:
@@ -401,10 +427,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark with command-line arguments ``argv``; returns 0.
 
     Example:
+        >>> import contextlib, io
         >>> from botorch_mtucb.benchmarks.multi_task_scale import main
-        >>> main(["--quick"])  # doctest: +SKIP
-        10 tasks, d = 4, ...
-        0
+        >>> arguments = ["--sizes", "20", "--in-process", "--iterations", "1", "--restarts", "1"]
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     code = main([*arguments, "--raw-samples", "4"])
+        >>> code, "BoTorch/route (CPU)" in out.getvalue()
+        (0, True)
     """
     parser = benchmark_parser("multi-task-scale", DESCRIPTION, "N in {200, 400}, in-process")
     parser.add_argument(
