@@ -127,13 +127,15 @@ class NystromBuild:
         self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
     ) -> None:
         """Add checked rows with the dictionary kept: their embedding under the current
-        root joins ``Z``, ``chol(V~ + eta I)`` (rank-one updates) and ``sum Phi~ y``;
-        the older rows' variances are not refreshed (module docstring)."""
+        root joins ``chol(V~ + eta I)`` (rank-one updates) and ``sum Phi~ y``; the
+        older rows' variances are not refreshed (module docstring)."""
         D_X, D_tasks, _ = self._dictionary_columns()
         obs_X, obs_tasks, obs_y = self._scalar_observations(X, Y, tasks)
         cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x k
         Z = self._root.transpose(0, 1) @ cross  # r x k: Phi~_t of each new observation
-        self._train_embedding = torch.cat([self._train_embedding, Z], -1)
+        # Z of every row is read only after a rebuild (_refresh_row_statistics), which
+        # recomputes it: not kept in between (a copy of r x t numbers per append)
+        self._train_embedding = None
         white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
         if self._noise_scale is not None:
             Z = Z / self._noise_scale[obs_tasks]
