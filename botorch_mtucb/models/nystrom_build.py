@@ -145,6 +145,22 @@ class NystromBuild:
         self._pending_information += float(statistics[2].sum())
         self._store_rows(X, Y, tasks, statistics)
 
+    def _store_rows(
+        self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
+    ) -> None:
+        """Append the rows and their statistics under the current sketch to the state."""
+        norms, diagonal, log_det = statistics
+        self._log_det_sum = self._log_det_sum + log_det.sum()
+        self.train_X = torch.cat([self.train_X, X])
+        self.train_Y = torch.cat([self.train_Y, Y])
+        if tasks is not None:
+            self.train_tasks = torch.cat([self.train_tasks, tasks])
+        self._unit_norms = torch.cat([self._unit_norms, norms])
+        if diagonal is None or self._unit_task_variances is None:  # task-indexed rows
+            self._unit_task_variances = None  # refreshed or computed when asked
+        else:
+            self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
+
     def _add_adaptive_chunk(
         self, X: Tensor, Y: Tensor, tasks: Tensor | None, start: int, last: int
     ) -> int:
@@ -206,3 +222,19 @@ def check_chunk_size(chunk_size: int | str) -> int | str:
             raise ValueError(f"chunk_size must be an int >= 1 or 'adaptive', got {chunk_size!r}")
         return chunk_size
     return as_int(chunk_size, "chunk_size", 1)
+
+
+def check_update_schedule(update_schedule: str) -> str:
+    """``"every"`` or ``"adaptive"`` (the constructor's ``update_schedule``).
+
+    Raises:
+        ValueError: For anything else.
+
+    Example:
+        >>> from botorch_mtucb.models.nystrom_build import check_update_schedule
+        >>> check_update_schedule("adaptive")
+        'adaptive'
+    """
+    if update_schedule not in ("every", "adaptive"):
+        raise ValueError(f"update_schedule must be 'every' or 'adaptive', got {update_schedule!r}")
+    return update_schedule

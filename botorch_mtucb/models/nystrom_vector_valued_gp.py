@@ -4,6 +4,9 @@ Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.2 and Algorithm 2; the s
 itself (draws, embeddings, eqs. (7)-(8), variances at rows) is ``models.nystrom_sketch``,
 the build from data ``models.nystrom_build``, the candidates kept on a finite domain
 ``CandidatePosterior``.
+
+Why this module is long: one model class whose public API (constructor, properties,
+BoTorch's model methods, appends, conditioning) is documented with examples here.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.models.nystrom_build import NystromBuild, check_chunk_size
+from botorch_mtucb.models.nystrom_build import (
+    NystromBuild,
+    check_chunk_size,
+    check_update_schedule,
+)
 from botorch_mtucb.models.nystrom_sketch import NystromSketch
 from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
 
@@ -180,10 +187,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
         seed = as_int(seed, "seed")
         chunk_size = check_chunk_size(chunk_size)
-        if update_schedule not in ("every", "adaptive"):
-            raise ValueError(
-                f"update_schedule must be 'every' or 'adaptive', got {update_schedule!r}"
-            )
+        check_update_schedule(update_schedule)
         train_X, train_Y, train_tasks = self._setup(
             train_X,
             train_Y,
@@ -486,22 +490,6 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         self._resample(self._unit_norms, generator)
         self._rebuild()
         self._refresh_row_statistics()
-
-    def _store_rows(
-        self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
-    ) -> None:
-        """Append the rows and their statistics under the current sketch to the state."""
-        norms, diagonal, log_det = statistics
-        self._log_det_sum = self._log_det_sum + log_det.sum()
-        self.train_X = torch.cat([self.train_X, X])
-        self.train_Y = torch.cat([self.train_Y, Y])
-        if tasks is not None:
-            self.train_tasks = torch.cat([self.train_tasks, tasks])
-        self._unit_norms = torch.cat([self._unit_norms, norms])
-        if diagonal is None or self._unit_task_variances is None:  # task-indexed rows
-            self._unit_task_variances = None  # refreshed or computed when asked
-        else:
-            self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
 
     def _check_new_rows(self, X: Tensor, name: str) -> None:
         """Before any state changes, the kernel is finite on the new rows ``X`` and the
