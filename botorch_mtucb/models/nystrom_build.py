@@ -136,9 +136,7 @@ class NystromBuild:
         # Z of every row is read only after a rebuild (_refresh_row_statistics), which
         # recomputes it: not kept in between (a copy of r x t numbers per append)
         self._train_embedding = None
-        white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
-        if self._noise_scale is not None:
-            Z = Z / self._noise_scale[obs_tasks]
+        Z, white_y = self._whitened(Z, obs_y, obs_tasks)
         self._chol = _cholesky_update(self._chol, Z)
         self._moment = self._moment + Z @ white_y
         self._alpha = torch.cholesky_solve(self._moment.unsqueeze(-1), self._chol).squeeze(-1)

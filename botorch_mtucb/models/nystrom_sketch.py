@@ -242,17 +242,21 @@ class NystromSketch:
             cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x M
         Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
         self._train_embedding = Z
-        # The whitened observations S^{-1} (y - c) and their embedding Z S^{-1}: the
-        # sketch of g (one noise level eta), whose span is that of f's dictionary.
-        white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
-        if self._noise_scale is not None:
-            Z = Z / self._noise_scale[obs_tasks]
+        Z, white_y = self._whitened(Z, obs_y, obs_tasks)
         eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
         self._chol = cholesky_factor(
             Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
         )
         self._moment = Z @ white_y  # sum_s Phi~(x_s) y_s (extensions add to it)
         self._alpha = torch.cholesky_solve(self._moment.unsqueeze(-1), self._chol).squeeze(-1)
+
+    def _whitened(self, Z: Tensor, y: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor]:
+        """The embedding ``Z S^{-1}`` (``r x k``) of scalar observations ``y`` (``k``)
+        of ``tasks`` and the observations ``S^{-1} (y - c)``: the sketch of ``g`` (one
+        noise level ``eta``), whose span is that of ``f``'s dictionary."""
+        white_y = self._white_targets(y.unsqueeze(-1), tasks).squeeze(-1)
+        scale = self._noise_scale
+        return (Z if scale is None else Z / scale[tasks]), white_y
 
     def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
         """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""
