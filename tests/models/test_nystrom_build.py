@@ -6,6 +6,7 @@ and against the exact posterior)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -231,23 +232,36 @@ def test_adaptive_build_is_a_valid_sketch(name, kind, dtype):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", ("icm", "sum"))
+@pytest.mark.parametrize("name", ("icm", "sum", "sum_noise"))
 def test_adaptive_update_schedule_extends_between_redraws(name, kind, dtype):
     """update_schedule="adaptive": an append keeps the dictionary while the information
     since the last redraw (each append's log det, read from sketched_log_det_sum) stays
     within log 2, and redraws past it (the ICM route of full-vector data: every time);
     between redraws the posterior is the dense sketch of every row so far with the kept
-    dictionary (paper 000, Section 3.2, transcribed densely)."""
+    dictionary (paper 000, Section 3.2, transcribed densely; ``sum_noise``: with a prior
+    mean and per-task noise, the whitened sketch)."""
+    noise = name.endswith("_noise")
+    name = name.removesuffix("_noise")
     case = build_case(name, dtype, task_indexed=kind == "indexed", num_rows=40, seed=5)
+    options = {"accuracy": 2.0, "seed": 1, "update_schedule": "adaptive"}
+    if noise:  # the oracle and the model with c and Lambda in place of eta
+        mean, variances = [1.5, -2.0, 0.25], [0.02, 0.3, 0.1]
+        oracle = dataclasses.replace(
+            case.oracle, prior_mean=np.array(mean), noise_variances=np.array(variances)
+        )
+        case = dataclasses.replace(case, oracle=oracle)
+        options.update(prior_mean=torch.tensor(mean), noise_variances=variances)
     X, Y, tasks = case.train_X, case.train_Y, case.train_tasks
     start = 12
 
     def rows(i, j):
         return X[i:j], Y[i:j], None if tasks is None else tasks[i:j]
 
-    model = _sketch(
-        case, *rows(0, start)[:2], tasks=rows(0, start)[2], accuracy=2.0, seed=1,
-        update_schedule="adaptive",
+    kernels = case.kernels[0] if len(case.kernels) == 1 else case.kernels
+    covariances = case.task_covariances
+    model = NystromVectorValuedGP(
+        X[:start], Y[:start], kernels, covariances[0] if len(covariances) == 1 else covariances,
+        None if noise else ETA, rows(0, start)[2], **options,
     )  # fmt: skip
     icm_route = name == "icm" and kind == "full"
     pending, extended, redrawn = 0.0, 0, 0
