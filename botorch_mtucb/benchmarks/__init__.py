@@ -6,6 +6,8 @@ their own machine; ``coverage`` measures how often every confidence bound of the
 misses ground truths of known RKHS norm; ``botorch-loop`` runs the package's
 acquisitions in BoTorch's canonical loop against BoTorch's own; ``multi-task-bound``
 measures the multi-task martingale-mixture bound's step in the number of tasks;
+``multi-task-scale`` times a 10-task loop on up to 20,000 task-indexed observations
+(exact, sketched, BoTorch's ``MultiTaskGP``);
 ``certified-stopping`` compares the certified stopping rule with the baselines' rules;
 ``width-candidates`` measures candidate ways of tightening the martingale-mixture bound
 in BoTorch's loop and keeps only those that narrow it; ``transfer`` measures multi-task BO
@@ -26,6 +28,7 @@ from botorch_mtucb.benchmarks import (
     mm_bound_vs_cvxpy,
     mt_bkb_scaling,
     multi_task_bound,
+    multi_task_scale,
     transfer,
     width_candidates,
 )
@@ -66,6 +69,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),
     "mt-bkb-scaling": Benchmark(mt_bkb_scaling.DESCRIPTION, mt_bkb_scaling.main),
     "multi-task-bound": Benchmark(multi_task_bound.DESCRIPTION, multi_task_bound.main),
+    "multi-task-scale": Benchmark(multi_task_scale.DESCRIPTION, multi_task_scale.main),
     "transfer": Benchmark(transfer.DESCRIPTION, transfer.main),
     "width-candidates": Benchmark(width_candidates.DESCRIPTION, width_candidates.main),
 }

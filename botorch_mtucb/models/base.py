@@ -375,16 +375,25 @@ class FixedKernelMultiTaskModel(
         """Mean ``batch x q x m`` and interleaved covariance ``batch x (q m) x (q m)``
         of the outputs kept (``output_indices`` among the model's outputs) at the
         checked ``X``: the numbers of ``posterior`` before it builds a distribution."""
-        mean, covariance = self._posterior_moments(X)
+        index = self._selected_tasks(output_indices, X.device)
+        selected = None
+        if index is not None and self._conditioning is None:
+            selected = self._task_moments(X, index)
+        mean, covariance = self._posterior_moments(X) if selected is None else selected
         for values in (mean, covariance):  # finite training data: only X can overflow
             check_kernel_values(values, X, "X")
         q, n = mean.shape[-2], mean.shape[-1]
-        index = self._selected_tasks(output_indices, X.device)
-        if index is not None:
+        if index is not None and selected is None:
             flat = (torch.arange(q, device=X.device)[:, None] * n + index).reshape(-1)
             mean = mean[..., index]
             covariance = covariance[..., flat, :][..., :, flat]
         return mean, covariance
+
+    def _task_moments(self, X: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor] | None:
+        """Mean ``batch x q x h`` and covariance ``batch x (q h) x (q h)`` of the ``h``
+        tasks ``tasks`` alone, where a route computes fewer tasks for less; ``None``
+        (this default): all tasks are computed, then selected."""
+        return None
 
     def point_moments(self, X: Tensor) -> tuple[Tensor, Tensor]:
         r"""Mean ``batch x m`` and output covariance ``batch x m x m`` at one point per

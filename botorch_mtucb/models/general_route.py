@@ -58,6 +58,23 @@ class ExactGeneralRoute:
         solved = self._factor.solve(self._general_columns(X))  # L^{-1} G_t(x)
         return self._general_moments(solved, prior, batch, q)
 
+    def _task_moments(self, X: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor] | None:
+        """Moments of the ``h`` tasks ``tasks`` alone: ``G_t`` of ``(x, i)`` for those
+        tasks only, ``M x (B q h)`` (a ``1 / n`` share of the solve for one task)."""
+        if self._use_icm or self._candidates is not None:
+            return None
+        batch, q, h = X.shape[:-2], X.shape[-2], tasks.numel()
+        prior = self.kernel.full_covariance(X, X)[..., tasks, :, :][..., tasks]
+        prior = prior.reshape(*batch, q * h, q * h)
+        if self._obs_y.numel() == 0:
+            return self._general_moments(None, prior, batch, q, tasks)
+        points, point_tasks = X.repeat_interleave(h, -2), tasks.repeat(q)  # (x_a, i) rows
+        cross = self.kernel.observation_covariance(
+            points, point_tasks, self._obs_X, self._obs_tasks
+        )  # batch x (q h) x M
+        solved = self._factor.solve(cross.reshape(-1, self._obs_y.numel()).transpose(0, 1))
+        return self._general_moments(solved, prior, batch, q, tasks)
+
     def _general_columns(self, X: Tensor) -> Tensor:
         """``G_t(x)``: the covariances of the observations with every task at ``X``,
         ``M x (B q n)``."""
@@ -65,17 +82,27 @@ class ExactGeneralRoute:
         return cross.reshape(-1, self._obs_y.numel()).transpose(0, 1)
 
     def _general_moments(
-        self, solved: Tensor | None, prior: Tensor, batch: torch.Size, q: int
+        self,
+        solved: Tensor | None,
+        prior: Tensor,
+        batch: torch.Size,
+        q: int,
+        tasks: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Moments from ``L^{-1} G_t(x)`` (``M x (B q n)``; ``None``: no data) and the
-        prior covariance ``batch x (q n) x (q n)``."""
-        n = self.num_tasks
+        prior covariance ``batch x (q n) x (q n)`` (``n``: the ``h`` tasks ``tasks``)."""
+        prior_mean = self.prior_mean if tasks is None else self.prior_mean[tasks]
+        n = prior_mean.numel()
         num_obs = self._obs_y.numel()
         if solved is None or num_obs == 0:
-            return prior.new_zeros(*batch, q, n) + self.prior_mean, prior
-        mean = (self._forward_y @ solved).reshape(*batch, q, n) + self.prior_mean
+            return prior.new_zeros(*batch, q, n) + prior_mean, prior
+        mean = (self._forward_y @ solved).reshape(*batch, q, n) + prior_mean
         solved = solved.reshape(num_obs, -1, q * n)  # M x B x (q n)
-        reduction = torch.einsum("mbi,mbj->bij", solved, solved).reshape(*batch, q * n, q * n)
+        if q * n == 1:  # one variance per batch: a column sum, no batch of 1 x 1 products
+            reduction = solved.square().sum(0).reshape(*batch, 1, 1)
+        else:
+            reduction = torch.einsum("mbi,mbj->bij", solved, solved)
+            reduction = reduction.reshape(*batch, q * n, q * n)
         return mean, prior - reduction
 
     def _attach_columns(self, candidates: CandidatePosterior) -> bool:

@@ -38,6 +38,22 @@ information) ``L`` is larger and no factor is guaranteed. These are arguments fr
 paper's proofs, not a re-derived theorem; Theorem 3's regret bound is about the bandit,
 which plays one row at a time, and is not claimed for a build from data. With fixed
 chunks no size factor is guaranteed.
+
+*Appends between redraws* (``update_schedule="adaptive"`` of the model; the default
+``"every"`` is Algorithm 2, one redraw per ``append_observations``). On the general route
+without tracked candidates an append keeps the dictionary while the information added
+since the last redraw, the sum of the new rows' ``log det(I + Gamma~(x_s, x_s) / eta)``
+under the sketch current at their arrival, stays within ``ADAPTIVE_CHUNK_INFORMATION``;
+the first append past it redraws (from every row's variances: the stored ones of the
+older rows, stale hence larger, as in a chunked build). Between redraws the sketch is
+extended, not approximated: the new rows' embedding ``Phi~_t(x_s)`` under the kept root
+joins ``V~_t`` by a rank-one update of ``chol(V~_t + eta I)`` per scalar observation
+(``O(r^2)`` each, ``r <= m``) and ``sum_s Phi~_t(x_s) y_s``, so the posterior is that of a
+rebuild from the same data and dictionary, to round-off. For a fixed dictionary the
+sketched posterior is a Gaussian posterior (of the projected features), so the sum of
+the arrivals' information is the joint ``log det(I + K_chunk / eta)`` of the rows since
+the redraw under the sketch before them (chain rule): the factor ``exp(L) <= 2`` above
+applies to these chunks, with no ``t / 8`` floor (an append never waits for more rows).
 """
 
 from __future__ import annotations
@@ -97,6 +113,52 @@ class NystromBuild:
         finally:
             self._building = False
 
+    def _extends(self, log_det: Tensor) -> bool:
+        """Whether an append of rows with these ``log det`` (``k``) keeps the dictionary
+        (``update_schedule="adaptive"``): general route, no tracked candidates, a
+        sketch to extend, and the information since the last redraw within
+        ``ADAPTIVE_CHUNK_INFORMATION`` (module docstring)."""
+        if self._use_icm or self._candidates is not None or self._root is None:
+            return False
+        total = self._pending_information + float(log_det.sum())
+        return total <= ADAPTIVE_CHUNK_INFORMATION
+
+    def _extend_rows(
+        self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
+    ) -> None:
+        """Add checked rows with the dictionary kept: their embedding under the current
+        root joins ``chol(V~ + eta I)`` (rank-one updates) and ``sum Phi~ y``; the
+        older rows' variances are not refreshed (module docstring)."""
+        D_X, D_tasks, _ = self._dictionary_columns()
+        obs_X, obs_tasks, obs_y = self._scalar_observations(X, Y, tasks)
+        cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x k
+        Z = self._root.transpose(0, 1) @ cross  # r x k: Phi~_t of each new observation
+        # Z of every row is read only after a rebuild (_refresh_row_statistics), which
+        # recomputes it: not kept in between (a copy of r x t numbers per append)
+        self._train_embedding = None
+        Z, white_y = self._whitened(Z, obs_y, obs_tasks)
+        self._chol = _cholesky_update(self._chol, Z)
+        self._moment = self._moment + Z @ white_y
+        self._alpha = torch.cholesky_solve(self._moment.unsqueeze(-1), self._chol).squeeze(-1)
+        self._pending_information += float(statistics[2].sum())
+        self._store_rows(X, Y, tasks, statistics)
+
+    def _store_rows(
+        self, X: Tensor, Y: Tensor, tasks: Tensor | None, statistics: tuple[Tensor, Tensor, Tensor]
+    ) -> None:
+        """Append the rows and their statistics under the current sketch to the state."""
+        norms, diagonal, log_det = statistics
+        self._log_det_sum = self._log_det_sum + log_det.sum()
+        self.train_X = torch.cat([self.train_X, X])
+        self.train_Y = torch.cat([self.train_Y, Y])
+        if tasks is not None:
+            self.train_tasks = torch.cat([self.train_tasks, tasks])
+        self._unit_norms = torch.cat([self._unit_norms, norms])
+        if diagonal is None or self._unit_task_variances is None:  # task-indexed rows
+            self._unit_task_variances = None  # refreshed or computed when asked
+        else:
+            self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
+
     def _add_adaptive_chunk(
         self, X: Tensor, Y: Tensor, tasks: Tensor | None, start: int, last: int
     ) -> int:
@@ -116,10 +178,29 @@ class NystromBuild:
             X[start:end],
             Y[start:end],
             None if tasks is None else tasks[start:end],
-            (norms[:count], diagonal[:count], log_det[:count]),
+            (norms[:count], None if diagonal is None else diagonal[:count], log_det[:count]),
             None,
         )
         return count
+
+
+def _cholesky_update(chol: Tensor, columns: Tensor) -> Tensor:
+    """The lower Cholesky factor of ``L L^T + C C^T`` (``L = chol``: ``r x r``; ``C =
+    columns``: ``r x k``), by ``k`` rank-one updates (Givens-like rotations of ``L``'s
+    columns; ``O(k r^2)``, no downdate hence no loss of positive definiteness)."""
+    L, x = chol.clone(), columns.clone()
+    for j in range(x.shape[-1]):
+        v = x[:, j]
+        for i in range(L.shape[0]):
+            diagonal = L[i, i]
+            radius = torch.hypot(diagonal, v[i])
+            c, s = radius / diagonal, v[i] / diagonal
+            L[i, i] = radius
+            if i + 1 < L.shape[0]:
+                below = (L[i + 1 :, i] + s * v[i + 1 :]) / c
+                v[i + 1 :] = c * v[i + 1 :] - s * below
+                L[i + 1 :, i] = below
+    return L
 
 
 def check_chunk_size(chunk_size: int | str) -> int | str:
@@ -139,3 +220,19 @@ def check_chunk_size(chunk_size: int | str) -> int | str:
             raise ValueError(f"chunk_size must be an int >= 1 or 'adaptive', got {chunk_size!r}")
         return chunk_size
     return as_int(chunk_size, "chunk_size", 1)
+
+
+def check_update_schedule(update_schedule: str) -> str:
+    """``"every"`` or ``"adaptive"`` (the constructor's ``update_schedule``).
+
+    Raises:
+        ValueError: For anything else.
+
+    Example:
+        >>> from botorch_mtucb.models.nystrom_build import check_update_schedule
+        >>> check_update_schedule("adaptive")
+        'adaptive'
+    """
+    if update_schedule not in ("every", "adaptive"):
+        raise ValueError(f"update_schedule must be 'every' or 'adaptive', got {update_schedule!r}")
+    return update_schedule

@@ -11,6 +11,10 @@ The pseudo-inverse root ``(G~_t^{1/2})^+`` drops eigenvalues of ``G~_t`` below
 ``PSEUDO_INVERSE_RTOL`` times the largest, and the embedding is kept in the coordinates
 of the kept eigenvectors (``r <= n m`` columns), which changes none of the formulas.
 
+Why this module is long: the sketch's two routes (ICM and general) share the draws,
+the rebuilds and the variances at rows; the general route's embedding per task
+(``_task_embedding``) serves both the posterior and the rows' variances.
+
 **Routes.** With a single separable (ICM) term ``k B`` and full-vector data the
 embedding is the scalar one of Appendix A, ``phi~_t(x) = (K~^{1/2})^+ k~_t(x)``, shared
 by all tasks, and each eigen-direction ``u_i`` of ``B`` is a scalar problem with matrix
@@ -49,6 +53,10 @@ from botorch_mtucb.utils.random import stream_seed
 # largest are dropped from its pseudo-inverse square root (duplicated or nearly
 # collinear dictionary points); the loss in Phi~^T Phi~ is of that relative size.
 PSEUDO_INVERSE_RTOL = {torch.float64: 1e-10, torch.float32: 1e-6}
+# Task-indexed data: the variances at the rows are computed this many rows at a time
+# (bounds the rows' ``k x n x r`` embedding in memory; each block is a few large
+# operations, whatever the number of rows).
+ROW_BLOCK = 4096
 
 
 def _pinv_root(gram: Tensor) -> Tensor:
@@ -114,12 +122,17 @@ class NystromSketch:
             return X.repeat_interleave(n, 0), tasks, weights.repeat_interleave(n, 0)
         return X, self.train_tasks[self._dictionary], weights
 
-    def _scalar_observations(self) -> tuple[Tensor, Tensor, Tensor]:
+    def _scalar_observations(
+        self, X: Tensor | None = None, Y: Tensor | None = None, tasks: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(x, task, y)`` of each scalar observation of the rows (default: the model's)."""
+        if X is None:
+            X, Y, tasks = self.train_X, self.train_Y, self.train_tasks
         if self._full_vector:
             n = self.num_tasks
-            tasks = torch.arange(n, device=self.train_X.device).repeat(self.train_X.shape[0])
-            return self.train_X.repeat_interleave(n, 0), tasks, self.train_Y.reshape(-1)
-        return self.train_X, self.train_tasks, self.train_Y.reshape(-1)
+            tasks = torch.arange(n, device=X.device).repeat(X.shape[0])
+            return X.repeat_interleave(n, 0), tasks, Y.reshape(-1)
+        return X, tasks, Y.reshape(-1)
 
     def _rebuild(self) -> None:
         """Embedding, ``chol(V~ + eta I)`` and weights for the current dictionary."""
@@ -229,16 +242,21 @@ class NystromSketch:
             cross = self.kernel.observation_covariance(D_X, D_tasks, obs_X, obs_tasks)  # J x M
         Z = self._root.transpose(0, 1) @ cross  # r x M: Phi~_t of each scalar observation
         self._train_embedding = Z
-        # The whitened observations S^{-1} (y - c) and their embedding Z S^{-1}: the
-        # sketch of g (one noise level eta), whose span is that of f's dictionary.
-        white_y = self._white_targets(obs_y.unsqueeze(-1), obs_tasks).squeeze(-1)
-        if self._noise_scale is not None:
-            Z = Z / self._noise_scale[obs_tasks]
+        Z, white_y = self._whitened(Z, obs_y, obs_tasks)
         eye = torch.eye(Z.shape[0], dtype=Z.dtype, device=Z.device)
         self._chol = cholesky_factor(
             Z @ Z.transpose(0, 1) + self.regularization * eye, self.regularization
         )
-        self._alpha = torch.cholesky_solve((Z @ white_y).unsqueeze(-1), self._chol).squeeze(-1)
+        self._moment = Z @ white_y  # sum_s Phi~(x_s) y_s (extensions add to it)
+        self._alpha = torch.cholesky_solve(self._moment.unsqueeze(-1), self._chol).squeeze(-1)
+
+    def _whitened(self, Z: Tensor, y: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor]:
+        """The embedding ``Z S^{-1}`` (``r x k``) of scalar observations ``y`` (``k``)
+        of ``tasks`` and the observations ``S^{-1} (y - c)``: the sketch of ``g`` (one
+        noise level ``eta``), whose span is that of ``f``'s dictionary."""
+        white_y = self._white_targets(y.unsqueeze(-1), tasks).squeeze(-1)
+        scale = self._noise_scale
+        return (Z if scale is None else Z / scale[tasks]), white_y
 
     def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
         """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""
@@ -287,17 +305,93 @@ class NystromSketch:
             diagonal = components @ self._U_out.square().transpose(0, 1)
             information = torch.log1p(components / eta)
             return components.amax(-1), diagonal, information.sum(-1), information
+        if not self._full_vector:  # task-indexed: each row's own variance, nothing else
+            tasks = tasks.reshape(-1)
+            own = self._white_own(self._indexed_row_variances(X, tasks), tasks)
+            log_det = torch.log1p(own / eta)
+            return own, None, log_det, log_det.unsqueeze(-1)
         blocks = self._blocks(X.unsqueeze(-2))[:, 0]  # k x n x n
         diagonal = blocks.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
         white = self._white_blocks(blocks)  # of g: the draws and the information use them
-        if self._full_vector:
-            eigenvalues = torch.linalg.eigvalsh(white).clamp_min(0.0)
-            log_det = torch.log1p(eigenvalues / eta).sum(-1)
-            return eigenvalues[:, -1], diagonal, log_det, log_det.unsqueeze(-1)
-        own = white.diagonal(dim1=-2, dim2=-1).clamp_min(0.0)
-        own = own.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
-        log_det = torch.log1p(own / eta)
-        return own, diagonal, log_det, log_det.unsqueeze(-1)
+        eigenvalues = torch.linalg.eigvalsh(white).clamp_min(0.0)
+        log_det = torch.log1p(eigenvalues / eta).sum(-1)
+        return eigenvalues[:, -1], diagonal, log_det, log_det.unsqueeze(-1)
+
+    def _white_own(self, own: Tensor, tasks: Tensor) -> Tensor:
+        """Task-indexed rows' own variances of ``g = S^{-1} (f - c)`` (the draws and the
+        information use them) from ``f``'s."""
+        scale = self._noise_scale
+        return own if scale is None else own / scale[tasks].square()
+
+    def _indexed_row_variances(self, X: Tensor, tasks: Tensor | None = None) -> Tensor:
+        r"""General route: ``Gamma~_t(x, x)_ii`` at the rows ``X`` (``k x d``), of every
+        task (``tasks=None``: ``k x n``) or of each row's own task ``i = tasks_a``
+        (``k``), from the embedding ``ROW_BLOCK`` rows at a time
+        (``_task_embedding``, ``_embedding_variances``): no ``n x n`` block is formed."""
+        prior = self.kernel.diagonal_blocks(X).diagonal(dim1=-2, dim2=-1)  # k x n
+        if tasks is not None:
+            prior = prior.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
+        if self._root is None:
+            return prior.clamp_min(0.0)
+        parts = []
+        for start in range(0, X.shape[0], ROW_BLOCK):
+            rows = slice(start, start + ROW_BLOCK)
+            own = None if tasks is None else tasks[rows]
+            phi = self._task_embedding(X[rows], point_tasks=own)  # b x n x r (b x r)
+            parts.append(self._embedding_variances(phi, prior[rows]))
+        return torch.cat(parts)
+
+    def _embedding_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
+        r"""``prior - ||Phi~||^2 + eta ||L^{-1} Phi~||^2`` (``L = chol(V~_t + eta I)``)
+        for embeddings ``phi`` (``... x r``) and their prior variances ``prior``
+        (``...``): one ``r x r`` inverse of ``L``, then matrix products of
+        ``ROW_BLOCK`` rows (few large operations, whatever the number of rows)."""
+        r = phi.shape[-1]
+        eye = torch.eye(r, dtype=phi.dtype, device=phi.device)
+        inverse_t = torch.linalg.solve_triangular(self._chol, eye, upper=False).transpose(0, 1)
+        flat = phi.reshape(-1, r)
+        reductions = []
+        for block in flat.split(ROW_BLOCK):
+            solved = block @ inverse_t  # rows (L^{-1} Phi~)^T
+            reductions.append(
+                block.square().sum(-1) - self.regularization * solved.square().sum(-1)
+            )
+        return (prior - torch.cat(reductions).reshape(prior.shape)).clamp_min(0.0)
+
+    def _task_embedding(
+        self, X: Tensor, tasks: Tensor | None = None, point_tasks: Tensor | None = None
+    ) -> Tensor:
+        r"""General route: ``Phi~_t(x, i)`` for every point of ``X`` (``batch x q x d``)
+        and task ``i`` of ``tasks`` (``h`` indices; ``None``: all ``n``), ``batch x q x
+        h x r``; with ``point_tasks`` (``q`` indices, unbatched ``X``) the task of each
+        point alone, ``q x r``:
+
+        .. math::
+            \tilde\Phi_t(x, i) = \sum_l \sum_j (B_l)_{ij}
+                \sum_{b:\, \tau_b = j} k_l(x, d_b) R_b,
+
+        ``R`` the ``J x r`` root and ``(d_b, tau_b)`` the dictionary's columns: the
+        kernel's columns are multiplied by the root one task of the dictionary at a
+        time, then mixed by ``B_l``; ``O(q J r + q n h r)`` per term instead of the
+        ``O(q h J r)`` of the ``q x h x J`` cross-covariance times the root (the same
+        numbers, to round-off)."""
+        D_X, D_tasks, _ = self._dictionary_columns()
+        order = torch.argsort(D_tasks, stable=True)
+        counts = torch.bincount(D_tasks, minlength=self.num_tasks).tolist()
+        D_X, roots = D_X[order], self._root[order].split(counts)
+        D_X = D_X.expand(*X.shape[:-2], *D_X.shape)
+        phi = None
+        for kernel, B in zip(self.kernel.kernels, self.kernel.task_covariances):
+            kx = kernel(X, D_X).to_dense()  # batch x q x J
+            per_task = [part @ root for part, root in zip(kx.split(counts, -1), roots)]
+            per_task = torch.stack(per_task, -1)  # batch x q x r x n
+            if point_tasks is not None:  # q x r: B_l[tau_a, :] mixes row a's tasks
+                term = (per_task * B[point_tasks].unsqueeze(-2)).sum(-1)
+            else:  # batch x q x h x r: one folded product
+                B = B if tasks is None else B[tasks]  # h x n
+                term = (per_task @ B.transpose(0, 1)).transpose(-1, -2)
+            phi = term if phi is None else phi + term
+        return phi
 
     def _white_blocks(self, blocks: Tensor) -> Tensor:
         """``S^{-1} Gamma~ S^{-1}``: posterior blocks (``... x n x n``) of the whitened
@@ -340,6 +434,14 @@ class NystromSketch:
             white = self._white_blocks(blocks)
             self._unit_norms = torch.linalg.eigvalsh(white).clamp_min(0.0)[:, -1]
             return
+        if not self._full_vector:  # the rebuild's Z is Phi~ of every observation
+            tasks = self.train_tasks
+            prior = self.kernel.diagonal_blocks(self.train_X).diagonal(dim1=-2, dim2=-1)
+            prior = prior.gather(-1, tasks.reshape(-1, 1)).reshape(-1)
+            own = self._embedding_variances(self._train_embedding.transpose(0, 1), prior)
+            self._unit_norms = self._white_own(own, tasks)
+            self._unit_task_variances = None  # every task's: computed when asked for
+            return
         norms, diagonal, _ = self._row_statistics(self.train_X, self.train_tasks)
         self._unit_norms, self._unit_task_variances = norms, diagonal
 
@@ -370,21 +472,35 @@ class NystromSketch:
         covariance = torch.einsum("...iac,ji,ki->...ajck", component, U, U)
         return mean, covariance.reshape(*batch, q * n, q * n)
 
-    def _general_mean_and_covariance(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        batch, q, n = X.shape[:-2], X.shape[-2], self.num_tasks
-        prior = self.kernel.full_covariance(X, X).reshape(*batch, q * n, q * n)
+    def _general_mean_and_covariance(
+        self, X: Tensor, tasks: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Mean ``batch x q x h`` and interleaved covariance ``batch x (q h) x (q h)`` of
+        the tasks ``tasks`` (``h`` indices; ``None``: all ``n``)."""
+        batch, q = X.shape[:-2], X.shape[-2]
+        prior = self.kernel.full_covariance(X, X)  # batch x q x n x q x n
+        prior_mean = self.prior_mean
+        if tasks is not None:
+            prior = prior[..., tasks, :, :][..., tasks]
+            prior_mean = prior_mean[tasks]
+        h = prior.shape[-1]
+        prior = prior.reshape(*batch, q * h, q * h)
         if self._root is None:
-            return X.new_zeros(*batch, q, n) + self.prior_mean, prior
-        D_X, D_tasks, _ = self._dictionary_columns()
-        cross = self.kernel.task_block_covariance(X, D_X, D_tasks)  # b x q x n x J
-        phi = (cross @ self._root).reshape(*batch, q * n, -1)  # Phi~_t(x)^T rows
-        mean = (phi @ self._alpha).reshape(*batch, q, n) + self.prior_mean
+            return X.new_zeros(*batch, q, h) + prior_mean, prior
+        phi = self._task_embedding(X, tasks).reshape(*batch, q * h, -1)  # Phi~_t(x)^T rows
+        mean = (phi @ self._alpha).reshape(*batch, q, h) + prior_mean
         r = phi.shape[-1]
-        columns = phi.reshape(-1, r).transpose(0, 1)  # r x (B q n)
-        solved = torch.linalg.solve_triangular(self._chol, columns, upper=False)
-        solved = solved.reshape(r, -1, q * n)
-        quad = torch.einsum("rbi,rbj->bij", solved, solved).reshape(*batch, q * n, q * n)
-        covariance = prior - phi @ phi.transpose(-1, -2) + self.regularization * quad
+        flat = phi.reshape(-1, r)  # (B q h) x r
+        solved = torch.linalg.solve_triangular(  # rows (L^{-1} Phi~)^T: X L^T = Phi~^T
+            self._chol.transpose(0, 1), flat, upper=True, left=False
+        ).reshape(*batch, q * h, r)
+        if q * h == 1:  # one variance per batch: no batch of 1 x 1 products
+            reduction = phi.square().sum(-1, keepdim=True)
+            quad = solved.square().sum(-1, keepdim=True)
+        else:
+            reduction = phi @ phi.transpose(-1, -2)
+            quad = solved @ solved.transpose(-1, -2)
+        covariance = prior - reduction + self.regularization * quad
         return mean, covariance
 
     def _attach_candidates(self, candidates: CandidatePosterior) -> bool:

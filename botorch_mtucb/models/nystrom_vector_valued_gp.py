@@ -4,6 +4,9 @@ Source: paper 000 (Chowdhury & Gopalan 2021), Section 3.2 and Algorithm 2; the s
 itself (draws, embeddings, eqs. (7)-(8), variances at rows) is ``models.nystrom_sketch``,
 the build from data ``models.nystrom_build``, the candidates kept on a finite domain
 ``CandidatePosterior``.
+
+Why this module is long: one model class whose public API (constructor, properties,
+BoTorch's model methods, appends, conditioning) is documented with examples here.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from torch import Tensor
 
 from botorch_mtucb.kernels.separable_sum import TaskCovarianceLike
 from botorch_mtucb.models.base import FixedKernelMultiTaskModel, eigen_groups
-from botorch_mtucb.models.nystrom_build import NystromBuild, check_chunk_size
+from botorch_mtucb.models.nystrom_build import (
+    NystromBuild,
+    check_chunk_size,
+    check_update_schedule,
+)
 from botorch_mtucb.models.nystrom_sketch import NystromSketch
 from botorch_mtucb.utils.checks import as_float, as_int, check_kernel_values
 
@@ -115,6 +122,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         "_chol",
         "_alpha",
         "_train_embedding",
+        "_moment",
         "_unit_norms",
         "_unit_task_variances",
     )
@@ -131,6 +139,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         seed: int = 0,
         chunk_size: int | str = "adaptive",
         *,
+        update_schedule: str = "every",
         prior_mean: float | Sequence[float] | Tensor | None = None,
         noise_variances: float | Sequence[float] | Tensor | None = None,
     ) -> None:
@@ -153,6 +162,11 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
                 closed at ``ADAPTIVE_CHUNK_INFORMATION`` nats), or an int ``>= 1``
                 of rows per redraw (``1``: Algorithm 2 exactly, one redraw per row).
                 Later ``append_observations`` calls are not affected.
+            update_schedule: When ``append_observations`` redraws the dictionary:
+                ``"every"`` (the default: every call, Algorithm 2) or ``"adaptive"``
+                (general route without tracked candidates: only once the information
+                since the last redraw passes ``ADAPTIVE_CHUNK_INFORMATION``; in between
+                the sketch is extended with the new rows, ``models.nystrom_build``).
             prior_mean: The constant prior mean ``c_i`` of each task (a number or
                 ``n`` values; default zero).
             noise_variances: The noise variance ``lambda_i > 0`` of each task, in place
@@ -164,7 +178,8 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             ValueError: As ``VectorValuedGP`` (rows so far apart that the kernel
                 overflows included, checked on the rows and the corners of their
                 bounding box); also ``accuracy < 1`` (or not finite), and
-                ``chunk_size < 1`` or a string other than ``"adaptive"``.
+                ``chunk_size < 1`` or a string other than ``"adaptive"``, and an
+                ``update_schedule`` other than ``"every"`` or ``"adaptive"``.
         """
         super().__init__()
         accuracy = as_float(accuracy, "accuracy", finite=False)
@@ -172,6 +187,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             raise ValueError(f"accuracy (the paper's q) must be finite and >= 1, got {accuracy}")
         seed = as_int(seed, "seed")
         chunk_size = check_chunk_size(chunk_size)
+        check_update_schedule(update_schedule)
         train_X, train_Y, train_tasks = self._setup(
             train_X,
             train_Y,
@@ -185,6 +201,8 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         self.accuracy = accuracy
         self.seed = seed
         self.chunk_size = chunk_size
+        self.update_schedule = update_schedule
+        self._pending_information = 0.0  # nats added since the last redraw (extensions)
         self._building = False  # True during an adaptive build (its faster routes)
         # The state: the data, the dictionary and the history of the draws (state_dict).
         empty_tasks = None if self._full_vector else train_X.new_zeros(0, dtype=torch.long)
@@ -240,6 +258,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             raise ValueError("state_dict's _probabilities must lie in (0, 1]")
         candidates = self._candidates
         self._candidates = None
+        self._pending_information = 0.0  # the loaded sketch: a fresh rebuild
         with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
             self._init_eigen_system()
             if t:
@@ -296,6 +315,9 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
     def train_variances(self) -> Tensor:
         r"""``diag(Gamma~_t(x_s, x_s))`` at the training rows: ``N x n`` (the outputs'
         variances, ``S^2`` times the whitened function's with per-task noise)."""
+        if self._unit_task_variances is None:  # task-indexed data: computed when asked
+            with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
+                self._unit_task_variances = self._indexed_row_variances(self.train_X)
         return self._unit_task_variances
 
     # ------------------------------------------------------ finite candidate sets
@@ -316,6 +338,12 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         if self._use_icm:
             return self._icm_mean_and_covariance(X)
         return self._general_mean_and_covariance(X)
+
+    def _task_moments(self, X: Tensor, tasks: Tensor) -> tuple[Tensor, Tensor] | None:
+        """The general route computes the embedding of the selected tasks alone."""
+        if self._candidates is not None or self._use_icm:
+            return None
+        return self._general_mean_and_covariance(X, tasks)
 
     def condition_on_observations(
         self,
@@ -418,7 +446,7 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
             >>> model.num_resamplings, model.train_X.shape[0]
             (5, 5)
         """
-        return self._append(X, Y, train_tasks, generator, "X")
+        return self._append(X, Y, train_tasks, generator, "X", self.update_schedule == "adaptive")
 
     def _append(
         self,
@@ -427,15 +455,21 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
         train_tasks: Tensor | None,
         generator: torch.Generator | None,
         name: str,
+        adaptive: bool = False,
     ) -> NystromVectorValuedGP:
         """``append_observations``; ``name`` is the argument that errors about the
-        kernel's range blame (``train_X`` when the constructor replays its rows)."""
+        kernel's range blame (``train_X`` when the constructor replays its rows);
+        ``adaptive``: redraw only past the information threshold (``_extends``)."""
         X, Y, tasks = self._check_new_data(X, Y, train_tasks)
         if X.shape[0] == 0:
             return self
         with torch.no_grad():
             self._check_new_rows(X, name)
-            self._add_rows(X, Y, tasks, self._row_statistics(X, tasks), generator)
+            statistics = self._row_statistics(X, tasks)
+            if adaptive and self._extends(statistics[2]):
+                self._extend_rows(X, Y, tasks, statistics)
+            else:
+                self._add_rows(X, Y, tasks, statistics, generator)
             self._refit_conditioning()
         return self
 
@@ -449,16 +483,10 @@ class NystromVectorValuedGP(NystromSketch, NystromBuild, FixedKernelMultiTaskMod
     ) -> None:
         """Add checked rows with their ``_row_statistics`` under the current sketch,
         redraw the dictionary from every row's variances and rebuild the sketch."""
-        norms, diagonal, log_det = statistics
         if self._candidates is not None:
             self._record_candidate_rows(X, Y)
-        self._log_det_sum = self._log_det_sum + log_det.sum()
-        self.train_X = torch.cat([self.train_X, X])
-        self.train_Y = torch.cat([self.train_Y, Y])
-        if tasks is not None:
-            self.train_tasks = torch.cat([self.train_tasks, tasks])
-        self._unit_norms = torch.cat([self._unit_norms, norms])
-        self._unit_task_variances = torch.cat([self._unit_task_variances, diagonal])
+        self._store_rows(X, Y, tasks, statistics)
+        self._pending_information = 0.0
         self._resample(self._unit_norms, generator)
         self._rebuild()
         self._refresh_row_statistics()

@@ -21,6 +21,8 @@ NAMES = [
     "mm-bound-vs-cvxpy",
     "mt-bkb-scaling",
     "multi-task-bound",
+    "multi-task-scale",
+    "transfer",
     "width-candidates",
 ]
 

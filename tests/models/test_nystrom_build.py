@@ -6,6 +6,7 @@ and against the exact posterior)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -228,3 +229,85 @@ def test_adaptive_build_is_a_valid_sketch(name, kind, dtype):
     assert np.all(variances >= exact_variances / 3) and np.all(variances <= 3 * exact_variances)
     scale = np.sqrt(exact_variances).reshape(mean.shape)
     assert np.all(np.abs(mean - exact_mean) <= 3 * scale + 1e-3)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ("icm", "sum", "sum_noise"))
+def test_adaptive_update_schedule_extends_between_redraws(name, kind, dtype):
+    """update_schedule="adaptive": an append keeps the dictionary while the information
+    since the last redraw (each append's log det, read from sketched_log_det_sum) stays
+    within log 2, and redraws past it (the ICM route of full-vector data: every time);
+    between redraws the posterior is the dense sketch of every row so far with the kept
+    dictionary (paper 000, Section 3.2, transcribed densely; ``sum_noise``: with a prior
+    mean and per-task noise, the whitened sketch)."""
+    noise = name.endswith("_noise")
+    name = name.removesuffix("_noise")
+    case = build_case(name, dtype, task_indexed=kind == "indexed", num_rows=40, seed=5)
+    options = {"accuracy": 2.0, "seed": 1, "update_schedule": "adaptive"}
+    if noise:  # the oracle and the model with c and Lambda in place of eta
+        mean, variances = [1.5, -2.0, 0.25], [0.02, 0.3, 0.1]
+        oracle = dataclasses.replace(
+            case.oracle, prior_mean=np.array(mean), noise_variances=np.array(variances)
+        )
+        case = dataclasses.replace(case, oracle=oracle)
+        options.update(prior_mean=torch.tensor(mean), noise_variances=variances)
+    X, Y, tasks = case.train_X, case.train_Y, case.train_tasks
+    start = 12
+
+    def rows(i, j):
+        return X[i:j], Y[i:j], None if tasks is None else tasks[i:j]
+
+    kernels = case.kernels[0] if len(case.kernels) == 1 else case.kernels
+    covariances = case.task_covariances
+    model = NystromVectorValuedGP(
+        X[:start], Y[:start], kernels, covariances[0] if len(covariances) == 1 else covariances,
+        None if noise else ETA, rows(0, start)[2], **options,
+    )  # fmt: skip
+    icm_route = name == "icm" and kind == "full"
+    pending, extended, redrawn = 0.0, 0, 0
+    test_X = _test_points(dtype, q=3)
+    tol = {"rtol": 1e-6, "atol": 1e-6} if dtype == torch.float64 else {"rtol": 3e-2, "atol": 3e-2}
+    for i in range(start, X.shape[0]):
+        before, draws = float(model.sketched_log_det_sum), model.num_resamplings
+        dictionary = model.dictionary.clone()
+        model.append_observations(*rows(i, i + 1))
+        information = float(model.sketched_log_det_sum) - before
+        redrew = model.num_resamplings > draws
+        expected = icm_route or pending + information > np.log(2.0)
+        assert redrew == expected, (i, pending, information)
+        pending = 0.0 if redrew else pending + information
+        redrawn, extended = redrawn + redrew, extended + (not redrew)
+        if redrew:
+            continue
+        assert torch.equal(model.dictionary, dictionary)
+        mean, covariance = _moments(model, test_X)
+        expected_mean, expected_covariance = dense_sketch(
+            case.oracle,
+            _np(X[: i + 1]),
+            _np(Y[: i + 1]),
+            None if tasks is None else tasks[: i + 1].numpy(),
+            model.dictionary.numpy(),
+            _np(model.inclusion_probabilities),
+            _np(test_X),
+            rtol=PSEUDO_INVERSE_RTOL[dtype],
+        )
+        np.testing.assert_allclose(mean, expected_mean, **tol)
+        np.testing.assert_allclose(covariance, expected_covariance, **tol)
+    assert redrawn > 0 and (icm_route or extended > 0), (redrawn, extended)
+
+
+def test_update_schedule_every_and_chunk_size_1_keep_algorithm_2():
+    """The default schedule redraws at every append; a chunk_size=1 build replays one
+    redraw per row whatever the schedule; other schedules are refused."""
+    case = build_case("sum", torch.float64, task_indexed=True, num_rows=20, seed=5)
+    replay = _sketch(case, accuracy=2.0, chunk_size=1, update_schedule="adaptive")
+    assert replay.num_resamplings == 20
+    model = _sketch(case, accuracy=2.0)
+    draws = model.num_resamplings
+    for i in range(5):
+        model.append_observations(
+            case.train_X[i : i + 1], case.train_Y[i : i + 1], case.train_tasks[i : i + 1]
+        )
+    assert model.num_resamplings == draws + 5
+    with pytest.raises(ValueError, match="update_schedule must be 'every' or 'adaptive'"):
+        _sketch(case, update_schedule="sometimes")

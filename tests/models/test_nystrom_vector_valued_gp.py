@@ -668,3 +668,48 @@ def test_track_candidates_matches_rows_in_blocks(monkeypatch):
         model.append_observations(X[25:], Y[25:])  # 5 rows at once: blocks as well
     assert tracked.tracks_candidates
     _assert_same_sketch(plain, tracked, points, 1e-8, 1e-7)
+
+
+def test_task_indexed_variances_and_selected_tasks_match_a_dense_sketch(dtype):
+    """The per-task embedding and the rows' variances (few large products) equal the
+    sketch's formula written densely from its dictionary (paper 000, Section 3.2)."""
+    import numpy as np
+    from gpytorch.kernels import RBFKernel
+
+    n, N, eta = 3, 40, 0.1
+    X = torch.rand(N, 2, dtype=dtype)
+    tasks = torch.randint(0, n, (N,))
+    Y = torch.randn(N, 1, dtype=dtype)
+    A = torch.randn(n, 2, dtype=dtype)
+    B = A @ A.T + 0.1 * torch.eye(n, dtype=dtype)
+    kernel = RBFKernel()
+    model = NystromVectorValuedGP(X, Y, kernel, B, eta, tasks, accuracy=2.0)
+    assert model.dictionary_size < N  # a real sketch
+
+    def k(a, b):  # RBFKernel's default lengthscale, log 2
+        return np.exp(-0.5 * ((a[:, None] - b[None]) ** 2).sum(-1) / 0.6931471805599453**2)
+
+    x, t, Bn = X.double().numpy(), tasks.numpy(), B.double().numpy()
+    d = model.dictionary.numpy()
+    w = 1 / np.sqrt(model.inclusion_probabilities.double().numpy())
+    gram = w[:, None] * k(x[d], x[d]) * Bn[t[d]][:, t[d]] * w
+    s, V = np.linalg.eigh(gram)
+    keep = s > (1e-10 if dtype == torch.float64 else 1e-6) * s.max()  # PSEUDO_INVERSE_RTOL
+    root = V[:, keep] / np.sqrt(s[keep])
+
+    def cross(pts, tk):  # J x P: reweighted covariances of the dictionary's columns
+        return w[:, None] * k(x[d], pts) * Bn[t[d]][:, tk]
+
+    Z = root.T @ cross(x, t)
+    inv = np.linalg.inv(Z @ Z.T + eta * np.eye(Z.shape[0]))
+    P = np.random.default_rng(0).random((7, 2))
+    for i in range(n):  # each task at new points: the selected-task posterior
+        phi = root.T @ cross(P, np.full(7, i))
+        dense = Bn[i, i] - (phi**2).sum(0) + eta * np.einsum("rp,rs,sp->p", phi, inv, phi)
+        got = model.posterior(torch.as_tensor(P, dtype=dtype).unsqueeze(-2), output_indices=[i])
+        tolerance = 1e-8 if dtype == torch.float64 else 1e-2  # float32: module docstring
+        assert np.allclose(got.variance.reshape(-1).double().numpy(), dense, atol=tolerance)
+        own = root.T @ cross(x, np.full(N, i))
+        rows = Bn[i, i] - (own**2).sum(0) + eta * np.einsum("rp,rs,sp->p", own, inv, own)
+        train = model.train_variances[:, i].double().numpy()
+        assert np.allclose(train, np.clip(rows, 0, None), atol=tolerance)
