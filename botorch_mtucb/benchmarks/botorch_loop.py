@@ -73,7 +73,7 @@ from botorch_mtucb.acquisition import IGPUCB, MartingaleMixtureUCB
 from botorch_mtucb.benchmarks.botorch_loop_report import BASELINE, decomposition_table, plot, table
 from botorch_mtucb.benchmarks.coverage import available_cpus
 from botorch_mtucb.benchmarks.loop_problems import PROBLEMS, LoopProblem
-from botorch_mtucb.benchmarks.run_files import (
+from botorch_mtucb.benchmarks.stored_runs import (
     interrupted,
     output_directory,
     report_failures,

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from botorch_mtucb.benchmarks.botorch_loop_report import plot
 from botorch_mtucb.benchmarks.coverage import available_cpus
-from botorch_mtucb.benchmarks.run_files import (
+from botorch_mtucb.benchmarks.stored_runs import (
     interrupted,
     output_directory,
     report_failures,

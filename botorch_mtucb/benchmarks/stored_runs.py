@@ -18,7 +18,7 @@ def stored_settings(path: Path) -> dict | None:
 
     Example:
         >>> import pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.run_files import stored_settings
+        >>> from botorch_mtucb.benchmarks.stored_runs import stored_settings
         >>> stored_settings(pathlib.Path(tempfile.mkdtemp()) / "none.json") is None
         True
     """
@@ -39,7 +39,7 @@ def results_in_order(
     ``job`` must be picklable (a module-level function) when ``workers > 1``.
 
     Example:
-        >>> from botorch_mtucb.benchmarks.run_files import results_in_order
+        >>> from botorch_mtucb.benchmarks.stored_runs import results_in_order
         >>> list(results_in_order(pow, [(2, 3), (3, 2)]))
         [8, 9]
     """
@@ -64,7 +64,7 @@ def report_run(run: Any, seconds: str = "s/iteration") -> Any:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from botorch_mtucb.benchmarks.run_files import report_run
+        >>> from botorch_mtucb.benchmarks.stored_runs import report_run
         >>> run = SimpleNamespace(problem="branin", method="random", seed=0, regret=[0.5],
         ...                       error=None, seconds_per_iteration=0.01)
         >>> _ = report_run(run)
@@ -84,7 +84,7 @@ def output_directory(parser: argparse.ArgumentParser, output: str) -> Path:
 
     Example:
         >>> import argparse, pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.run_files import output_directory
+        >>> from botorch_mtucb.benchmarks.stored_runs import output_directory
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs"
         >>> output_directory(argparse.ArgumentParser(), str(path)).is_dir()
         True
@@ -103,7 +103,7 @@ def interrupted(output: Path) -> int:
 
     Example:
         >>> import pathlib, tempfile
-        >>> from botorch_mtucb.benchmarks.run_files import interrupted
+        >>> from botorch_mtucb.benchmarks.stored_runs import interrupted
         >>> interrupted(pathlib.Path(tempfile.mkdtemp()))
         130
     """
@@ -120,7 +120,7 @@ def report_failures(runs: Sequence[Any]) -> int:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from botorch_mtucb.benchmarks.run_files import report_failures
+        >>> from botorch_mtucb.benchmarks.stored_runs import report_failures
         >>> report_failures([SimpleNamespace(error=None)])
         0
     """

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from botorch_mtucb.benchmarks.run_files import (
+from botorch_mtucb.benchmarks.stored_runs import (
     interrupted,
     output_directory,
     report_failures,
