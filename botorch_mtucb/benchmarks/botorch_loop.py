@@ -79,7 +79,7 @@ from botorch_mtucb.benchmarks.stored_runs import (
     report_failures,
     report_run,
     results_in_order,
-    stored_settings,
+    stored_and_missing,
 )
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence.martingale_mixture.width_terms import width_decomposition
@@ -338,27 +338,12 @@ def measure(
         ['branin__random__seed0.json']
     """
     output.mkdir(parents=True, exist_ok=True)
-    runs, todo, other = [], [], []
-    for seed in seeds:  # seed by seed: an interrupted run leaves comparable sets
-        for problem in problems:
-            for method in methods:
-                stored = (
-                    None if fresh else load_run(_run_file(output, problem, method, seed), settings)
-                )
-                if stored is not None:
-                    runs.append(stored)
-                    continue
-                recorded = stored_settings(_run_file(output, problem, method, seed))
-                if not fresh and recorded not in (None, asdict(settings)):
-                    other.append(recorded)
-                todo.append((problem, method, seed))
-    if other:  # never overwrite another experiment's runs without being told
-        raise ValueError(
-            f"{output} holds {len(other)} run(s) of other settings (e.g. {other[0]}, these "
-            f"are {asdict(settings)}): give another --output, or --fresh to replace them"
-        )
-    if runs:
-        print(f"{len(runs)} run(s) already in {output} (--fresh recomputes them)", flush=True)
+    # seed by seed: an interrupted run leaves comparable sets
+    keys = [(p, m, s) for s in seeds for p in problems for m in methods]
+    paths = [_run_file(output, *key) for key in keys]
+    runs, missing = stored_and_missing(paths, lambda path: load_run(path, settings),
+                                       asdict(settings), fresh)  # fmt: skip
+    todo = [keys[i] for i in missing]
     arguments = [(p, m, s, settings, output, threads) for p, m, s in todo]
     runs.extend(report_run(run) for run in results_in_order(_run_and_store, arguments, workers))
     return runs

@@ -128,3 +128,43 @@ def report_failures(runs: Sequence[Any]) -> int:
     for run in failed:
         print(f"\n{run.problem} {run.method} seed {run.seed} raised:\n{run.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def stored_and_missing(
+    paths: Sequence[Path], load: Callable[[Path], Any], settings: dict, fresh: bool = False
+) -> tuple[list[Any], list[int]]:
+    """The complete runs already stored at ``paths`` (``load(path)``, ``None`` for a run
+    to do; all to do if ``fresh``) and the positions of the runs to do; prints how many
+    are reused.
+
+    Raises:
+        ValueError: If a file holds a run of other ``settings`` and not ``fresh``: another
+            experiment's runs are never overwritten without being told.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.benchmarks.stored_runs import stored_and_missing
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> stored_and_missing([folder / "a.json"], lambda path: None, {"iterations": 3})
+        ([], [0])
+    """
+    runs, missing, other = [], [], []
+    for position, path in enumerate(paths):
+        stored = None if fresh else load(path)
+        if stored is not None:
+            runs.append(stored)
+            continue
+        recorded = stored_settings(path)
+        if not fresh and recorded not in (None, settings):
+            other.append(recorded)
+        missing.append(position)
+    if other:
+        folder = Path(paths[0]).parent
+        raise ValueError(
+            f"{folder} holds {len(other)} run(s) of other settings (e.g. {other[0]}, these "
+            f"are {settings}): give another --output, or --fresh to replace them"
+        )
+    if runs:
+        folder = Path(paths[0]).parent
+        print(f"{len(runs)} run(s) already in {folder} (--fresh recomputes them)", flush=True)
+    return runs, missing

@@ -54,7 +54,7 @@ from botorch_mtucb.benchmarks.stored_runs import (
     report_failures,
     report_run,
     results_in_order,
-    stored_settings,
+    stored_and_missing,
 )
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.benchmarks.transfer_methods import (
@@ -283,30 +283,15 @@ def measure(
         ['hpo-related__random__seed0.json']
     """
     output.mkdir(parents=True, exist_ok=True)
-    runs, groups, other = [], [], []
-    for seed in seeds:  # seed by seed: an interrupted run leaves comparable sets
-        for problem in problems:
-            todo = []
-            for method in methods:
-                path = run_file(output, problem, method, seed)
-                stored = None if fresh else load_run(path, settings)
-                if stored is not None:
-                    runs.append(stored)
-                    continue
-                recorded = stored_settings(path)
-                if not fresh and recorded not in (None, _settings_record(settings)):
-                    other.append(recorded)
-                todo.append(method)
-            if todo:
-                groups.append((problem, seed, todo))
-    if other:  # never overwrite another experiment's runs without being told
-        raise ValueError(
-            f"{output} holds {len(other)} run(s) of other settings (e.g. {other[0]}, these "
-            f"are {_settings_record(settings)}): give another --output, or --fresh"
-        )
-    if runs:
-        print(f"{len(runs)} run(s) already in {output} (--fresh recomputes them)", flush=True)
-    arguments = [(p, s, m, settings, output, threads) for p, s, m in groups]
+    # seed by seed: an interrupted run leaves comparable sets
+    keys = [(p, s, m) for s in seeds for p in problems for m in methods]
+    paths = [run_file(output, p, m, s) for p, s, m in keys]
+    runs, missing = stored_and_missing(paths, lambda path: load_run(path, settings),
+                                       _settings_record(settings), fresh)  # fmt: skip
+    groups: dict[tuple[str, int], list[str]] = {}
+    for p, s, m in (keys[i] for i in missing):  # one group per problem and seed
+        groups.setdefault((p, s), []).append(m)
+    arguments = [(p, s, m, settings, output, threads) for (p, s), m in groups.items()]
     for group in results_in_order(_group_and_store, arguments, workers):
         runs.extend(report_run(run, "CPU s/iteration") for run in group)
     return runs
