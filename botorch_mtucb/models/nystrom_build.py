@@ -48,7 +48,7 @@ the first append past it redraws (from every row's variances: the stored ones of
 older rows, stale hence larger, as in a chunked build). Between redraws the sketch is
 extended, not approximated: the new rows' embedding ``Phi~_t(x_s)`` under the kept root
 joins ``V~_t`` by a rank-one update of ``chol(V~_t + eta I)`` per scalar observation
-(batched ``O(r^2)`` each, ``r <= m``) and ``sum_s Phi~_t(x_s) y_s``, so the posterior is that of a
+(``O(r^2)`` each, ``r <= m``) and ``sum_s Phi~_t(x_s) y_s``, so the posterior is that of a
 rebuild from the same data and dictionary, to round-off. For a fixed dictionary the
 sketched posterior is a Gaussian posterior (of the projected features), so the sum of
 the arrivals' information is the joint ``log det(I + K_chunk / eta)`` of the rows since
@@ -186,19 +186,20 @@ class NystromBuild:
 
 def _cholesky_update(chol: Tensor, columns: Tensor) -> Tensor:
     """The lower Cholesky factor of ``L L^T + C C^T`` (``L = chol``: ``r x r``; ``C =
-    columns``: ``r x k``) by ``k`` rank-one updates, each in batched ``O(r^2)`` tensor
-    operations: with ``w = L^{-1} c`` and ``b_i = 1 + sum_{l <= i} w_l^2``, ``chol(I + w
-    w^T) = M`` has ``M_ii = (b_i / b_{i-1})^{1/2}`` and ``M_ij = w_i w_j / (b_j
-    b_{j-1})^{1/2}`` for ``i > j``, and ``L M`` is the updated factor (no downdate, hence
-    no loss of positive definiteness)."""
-    L = chol
-    for j in range(columns.shape[-1]):
-        w = torch.linalg.solve_triangular(L, columns[:, j : j + 1], upper=False).squeeze(-1)
-        b = 1.0 + torch.cumsum(w * w, 0)
-        before = torch.cat([b.new_ones(1), b[:-1]])
-        scaled = L * w  # column i: L[:, i] w_i
-        later = scaled.flip(-1).cumsum(-1).flip(-1) - scaled  # column j: sum_{i > j}
-        L = L * (b / before).sqrt() + later * (w / (b * before).sqrt())
+    columns``: ``r x k``), by ``k`` rank-one updates (Givens-like rotations of ``L``'s
+    columns; ``O(k r^2)``, no downdate hence no loss of positive definiteness)."""
+    L, x = chol.clone(), columns.clone()
+    for j in range(x.shape[-1]):
+        v = x[:, j]
+        for i in range(L.shape[0]):
+            diagonal = L[i, i]
+            radius = torch.hypot(diagonal, v[i])
+            c, s = radius / diagonal, v[i] / diagonal
+            L[i, i] = radius
+            if i + 1 < L.shape[0]:
+                below = (L[i + 1 :, i] + s * v[i + 1 :]) / c
+                v[i + 1 :] = c * v[i + 1 :] - s * below
+                L[i + 1 :, i] = below
     return L
 
 
