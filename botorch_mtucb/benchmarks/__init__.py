@@ -10,7 +10,8 @@ measures the multi-task martingale-mixture bound's step in the number of tasks;
 (exact, sketched, BoTorch's ``MultiTaskGP``);
 ``certified-stopping`` compares the certified stopping rule with the baselines' rules;
 ``width-candidates`` measures candidate ways of tightening the martingale-mixture bound
-in BoTorch's loop and keeps only those that narrow it; ``transfer`` measures multi-task BO
+in BoTorch's loop and keeps only those that narrow it; ``mm-bound-rounds`` times the
+exact bound's round as the data grow; ``transfer`` measures multi-task BO
 with source tasks against single-task BO and BoTorch's ``MultiTaskGP`` on real tasks.
 ``python -m botorch_mtucb benchmark --list`` lists them.
 """
@@ -25,6 +26,7 @@ from botorch_mtucb.benchmarks import (
     certified_stopping,
     coverage,
     icm_posterior,
+    mm_bound_rounds,
     mm_bound_vs_cvxpy,
     mt_bkb_scaling,
     multi_task_bound,
@@ -66,6 +68,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "certified-stopping": Benchmark(certified_stopping.DESCRIPTION, certified_stopping.main),
     "coverage": Benchmark(coverage.DESCRIPTION, coverage.main),
     "icm-posterior": Benchmark(icm_posterior.DESCRIPTION, icm_posterior.main),
+    "mm-bound-rounds": Benchmark(mm_bound_rounds.DESCRIPTION, mm_bound_rounds.main),
     "mm-bound-vs-cvxpy": Benchmark(mm_bound_vs_cvxpy.DESCRIPTION, mm_bound_vs_cvxpy.main),
     "mt-bkb-scaling": Benchmark(mt_bkb_scaling.DESCRIPTION, mt_bkb_scaling.main),
     "multi-task-bound": Benchmark(multi_task_bound.DESCRIPTION, multi_task_bound.main),

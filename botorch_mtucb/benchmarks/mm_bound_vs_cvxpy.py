@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,54 +130,6 @@ def run(size: int, subset: int, seed: int) -> dict[str, float]:
     }
 
 
-def round_seconds(size: int, rounds: int, seed: int) -> dict[str, float]:
-    """One CMM-UCB round in a loop (append one observation to the bound, then the exact
-    upper bound at 100 candidates) at ``size`` observations, against one
-    eigen-decomposition of ``K_{t+1}`` (the floor of the eigen route) and a DMM-UCB
-    round (append, then the 5-point grid bound); medians of ``rounds`` consecutive
-    rounds (the bounds grow from ``size`` by one observation a round; each eigh is of
-    the matrix its round decomposes).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.mm_bound_vs_cvxpy import round_seconds
-        >>> row = round_seconds(30, 2, 0)
-        >>> row["t"], row["cmm_s"] > 0, row["eigh_s"] > 0
-        (30, True, True)
-    """
-    generator = torch.Generator().manual_seed(seed)
-    kernel = make_kernel("matern52", 0.5)
-    function = RKHSTestFunction.sample(kernel, 3, B, generator=generator)
-    X = torch.rand(size + rounds + 1, 3, generator=generator, dtype=torch.float64)
-    with torch.no_grad():
-        Y = function(X).unsqueeze(-1)
-        gram = kernel(X, X).to_dense()
-    Y = Y + SIGMA * torch.randn(len(X), 1, generator=generator, dtype=torch.float64)
-    candidates = torch.rand(NUM_CANDIDATES, 3, generator=generator, dtype=torch.float64)
-    alphas = [m * SIGMA**2 / C for m in (0.1, 0.3, 1.0, 3.0, 10.0)]
-    cmm = MartingaleMixtureBound(X[:size], Y[:size], kernel, B, SIGMA, DELTA, C)
-    dmm = MartingaleMixtureBound(X[:size], Y[:size], kernel, B, SIGMA, DELTA, C)
-    for bound in (cmm, dmm):  # grow the storage once, as a loop has it
-        bound.append_observations(X[size : size + 1], Y[size : size + 1])
-    cmm.upper(candidates)
-    dmm.upper(candidates, alphas=alphas)
-    times: dict[str, list[float]] = {"cmm": [], "dmm": [], "eigh": []}
-    for r in range(size + 1, size + 1 + rounds):
-        new_X, new_Y = X[r : r + 1], Y[r : r + 1]
-        start = time.perf_counter()
-        cmm.append_observations(new_X, new_Y)
-        cmm.upper(candidates)
-        times["cmm"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        dmm.append_observations(new_X, new_Y)
-        dmm.upper(candidates, alphas=alphas)
-        times["dmm"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        torch.linalg.eigh(gram[: r + 1, : r + 1])
-        times["eigh"].append(time.perf_counter() - start)
-    medians = {key: float(np.median(value)) for key, value in times.items()}
-    return {"t": size, **{f"{key}_s": value for key, value in medians.items()}}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark with command-line arguments ``argv``; returns the exit code
     (1 without cvxpy).
@@ -194,10 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--subset", type=positive_int, nargs="+", default=[10, 5, 2],
                         help="cvxpy candidates per size (scaled to 100)")  # fmt: skip
     parser.add_argument("--seed", type=nonnegative_int, default=0)
-    parser.add_argument("--round-sizes", type=positive_int, nargs="+", default=[300, 1000, 2000],
-                        help="t of the CMM-UCB round against one eigh")  # fmt: skip
-    parser.add_argument("--rounds", type=positive_int, default=5,
-                        help="rounds per size (medians)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         import cvxpy  # noqa: F401  (a test-only dependency)
@@ -234,28 +181,6 @@ def main(argv: Sequence[str] | None = None) -> int:
           "(the decomposition cached); DMM: the 5-point grid bound (first call: factors "
           "K_t + alpha I for its five alphas); cvxpy: scaled from the "
           "subset; ratio = cvxpy / torch.")  # fmt: skip
-    round_sizes, rounds = ([100], 3) if args.quick else (args.round_sizes, args.rounds)
-    rows = []
-    with pinned_threads(args.threads) as threads:
-        for size in round_sizes:
-            row = round_seconds(size, rounds, args.seed)
-            rows.append(
-                [
-                    f"{row['t']}",
-                    f"{1e3 * row['eigh_s']:.2f}",
-                    f"{1e3 * row['cmm_s']:.2f}",
-                    f"{row['cmm_s'] / row['eigh_s']:.2f}",
-                    f"{1e3 * row['dmm_s']:.2f}",
-                    f"{row['cmm_s'] / row['dmm_s']:.1f}",
-                ]
-            )
-    print(
-        f"\nCMM-UCB round in a loop (append one observation, then the exact bound at "
-        f"{NUM_CANDIDATES} candidates), {threads} torch thread(s), median of {rounds} rounds"
-    )
-    header = ["t", "eigh [ms]", "CMM round [ms]", "CMM / eigh", "DMM round [ms]", "CMM / DMM"]
-    print(format_table(rows, header))
-    print("eigh: one eigen-decomposition of K_{t+1} (the floor of the exact bound's eigen "
-          "route, recomputed every round); DMM: the same round with the 5-point grid bound "
-          "(bordered Cholesky factors, no eigh).")  # fmt: skip
+    print("The exact bound's round as the data grow (append, then the bound): benchmark "
+          "mm-bound-rounds.")  # fmt: skip
     return 0

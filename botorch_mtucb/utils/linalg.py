@@ -249,6 +249,11 @@ class GrowingCholesky:
         """
         return self._solve_padded(self.buffer, rhs, upper=False)
 
+    def solve_transposed(self, rhs: Tensor) -> Tensor:
+        """``L^{-T} rhs`` for ``rhs`` of shape ``batch x t x k`` (against the padded
+        buffer, as ``solve``)."""
+        return self._solve_padded(self.buffer.transpose(-1, -2), rhs, upper=True)
+
     def solve_spd(self, rhs: Tensor) -> Tensor:
         """``(L L^T)^{-1} rhs`` for ``rhs`` of shape ``batch x t x k``."""
         half = self._solve_padded(self.buffer, rhs, upper=False)

@@ -2,8 +2,9 @@
 
 One bound, ``bound_base.MartingaleMixtureBoundBase`` (data, numbers, emptiness, pending
 points, state, the evaluation), with pluggable spectra: ``spectra`` (the spectrum object
-a bound holds: ``GramCacheSpectrum`` for one task, ``DenseSpectrum`` for multi-task Gram
-matrices) and ``kronecker`` (``K_t (x) B`` for one ICM term and full vectors, with its
+a bound holds; ``DenseSpectrum`` for multi-task Gram matrices), ``gram_cache_spectrum``
+(``GramCacheSpectrum`` for one task, whose exact bound after new data reads the factors at
+a lattice of alphas: ``factored_dual`` with ``shift_invert_lanczos``) and ``kronecker`` (``K_t (x) B`` for one ICM term and full vectors, with its
 dual). Its subclasses: ``bound`` (``MartingaleMixtureBound``, one task, ``from_model``)
 and ``multi_task_bound`` (``MultiTaskMartingaleMixtureBound``, multi-task kernels). The
 parts they compose: ``radius`` (eq. (8) and Cor. 4.3), ``alpha_search`` (the dual of

@@ -4,7 +4,7 @@ Source: paper 002 (Flynn, Reeb et al., *Tighter Confidence Bounds for Sequential
 Regression*), Section 4 and Appendix E.2. ``MartingaleMixtureBound`` is the one-task
 case of the one bound (``bound_base.MartingaleMixtureBoundBase``: data, numbers, emptiness,
 pending points, state), with the spectrum of ``K_t`` and the Cholesky factors of ``K_t +
-alpha I`` grown in place (``spectra.GramCacheSpectrum``); it adds what is particular to
+alpha I`` grown in place (``gram_cache_spectrum.GramCacheSpectrum``); it adds what is particular to
 one output: the constructor's kernel, an input transform and the outcome map of a
 BoTorch model (``from_model``).
 """
@@ -20,6 +20,7 @@ from torch import Tensor
 from torch.nn import Module
 
 from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
+from botorch_mtucb.confidence.martingale_mixture.gram_cache_spectrum import GramCacheSpectrum
 from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
     check_sum_of_squares,
     check_training_data,
@@ -27,7 +28,6 @@ from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
 )
 from botorch_mtucb.confidence.martingale_mixture.noise_level import resolve_noise_std
 from botorch_mtucb.confidence.martingale_mixture.norm_choice import norm_bound_with_allowance
-from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
 from botorch_mtucb.models.botorch_readers import single_output_data
 from botorch_mtucb.utils.checks import check_kernel_values
 
@@ -83,7 +83,7 @@ class MartingaleMixtureBound(MartingaleMixtureBoundBase):
     ``X_pending``).
 
     The one bound of ``bound_base`` for one task: its spectrum object (``gram_spectrum``) is
-    ``spectra.GramCacheSpectrum``; ``MultiTaskMartingaleMixtureBound`` with one task and
+    ``gram_cache_spectrum.GramCacheSpectrum``; ``MultiTaskMartingaleMixtureBound`` with one task and
     ``B = [[1]]`` gives the same bounds to round-off.
 
     ``.to(device)`` moves the data and caches; the dtype stays float64. ``state_dict``

@@ -264,11 +264,16 @@ class MartingaleMixtureBoundBase(RebuiltOnLoad):
         r"""Raise ``EmptyConfidenceSetError`` if the confidence set ``F_t`` is empty.
 
         ``F_t`` (Lemma 4.2) is non-empty iff ``min_{alpha > 0} R~_alpha^2 >= 0``
-        (``emptiness.py``). Needs the spectrum (``O(t^3)`` after new data); called by the
-        constructor and by every exact bound (and every grid bound of the multi-task
-        bound, which reads the spectrum anyway).
+        (``emptiness.py``). Needs the spectrum (``O(t^3)`` after new data), unless the
+        spectrum object shows ``F_t`` non-empty without it (``witnesses_nonempty``: a
+        kernel ridge estimate inside ``F_t``); called by the constructor and by every
+        exact bound (and every grid bound of the multi-task bound, which reads the
+        spectrum anyway).
         """
         if self._checked_nonempty:
+            return
+        if self.gram_spectrum.witnesses_nonempty(self):  # without the spectrum
+            self._checked_nonempty = True
             return
         spectrum, radius_sq = self.spectrum(), self.radius_squared
         minimum = min_radius_tilde_squared(

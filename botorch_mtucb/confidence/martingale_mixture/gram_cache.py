@@ -183,6 +183,16 @@ class RegularizedGramCache(Module):
         self.gram_storage[t, t] = prior_variance
         self.size = t + 1
 
+    def discard(self, alphas: Sequence[float]) -> None:
+        """Drop the factors of ``alphas`` (never the first: the bound's ``sigma^2 / c``)."""
+        drop = set(alphas)
+        kept = [0] + [
+            i for i, alpha in enumerate(self.alphas.tolist()[1:], start=1) if alpha not in drop
+        ]
+        if len(kept) < len(self.factors):
+            self.factors = [self.factors[i] for i in kept]
+            self.alphas = self.alphas[kept]
+
     def _drop_all_but_first(self, keep: Tensor | None = None) -> None:
         """Drop the factors after the first, except those of ``keep`` (at most
         ``MAX_FACTOR_ENTRIES`` entries: ``ensure`` checked them)."""

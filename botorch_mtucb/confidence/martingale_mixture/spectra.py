@@ -7,9 +7,11 @@ of eq. (12), the empty-set test of Lemma 4.2). A bound (``bound_base.MartingaleM
 holds the kernel, the data and the numbers, and one spectrum object, chosen when it is
 built, that holds what is derived from them and computes the bounds:
 
-* ``GramCacheSpectrum`` (one task): ``K_t`` grown in place with the Cholesky factors of
+* ``GramCacheSpectrum`` (one task, ``gram_cache_spectrum``): ``K_t`` grown in place with the Cholesky factors of
   ``K_t + alpha I`` (``gram_cache``, Appendix E.2); the radius, the grid and the analytic
-  bounds read the factors (no eigen-decomposition), the exact bound the spectrum;
+  bounds read the factors (no eigen-decomposition), the exact bound the factors at a
+  lattice of alphas after new data (``factored_dual``: ``O(t^2)`` per point) or the
+  spectrum (``O(t^3)`` once per data set, then ``O(t)`` per point and alpha);
 * ``DenseSpectrum`` (multi-task: sums of separable terms, task-indexed data): the ``M x
   M`` Gram matrix of the scalar observations ``(x_s, i_s)``;
 * ``KroneckerSpectrum`` (``kronecker.py``; one ICM term, full-vector data): ``K_t (x) B``
@@ -25,7 +27,6 @@ the bound's ``state_dict``; the bound rebuilds its spectrum after loading) and f
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import torch
@@ -34,14 +35,11 @@ from torch.nn import Module
 
 from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
     SpectralDual,
-    minimize_over_grid,
     posterior_std,
 )
-from botorch_mtucb.confidence.martingale_mixture.gram_cache import RegularizedGramCache
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
-    radius_squared,
     spectral_data_fit,
     spectral_radius_squared,
 )
@@ -146,8 +144,13 @@ class ObservationSpectrum(Module):
         """``max_s K_ss``, the largest prior variance at the observations."""
         raise NotImplementedError
 
+    def witnesses_nonempty(self, bound: MartingaleMixtureBoundBase) -> bool:
+        """Whether ``F_t`` is shown non-empty without the spectrum (``False``: the
+        spectral test of ``check_nonempty`` decides)."""
+        return False
+
     def _apply(self, fn, recurse=True):
-        self._spectrum = None  # recomputed where the data now are
+        self.reset()  # recomputed where the data now are
         return super()._apply(fn, recurse)
 
     # ------------------------------------------------------------ the bounds
@@ -276,7 +279,7 @@ class DenseSpectrum(ObservationSpectrum):
             rows = _pair_rows(bound.train_X, bound.train_tasks)
             data = input_spectrum(
                 lambda A, B: _pair_covariance(bound, A, B), rows, bound.train_Y.unsqueeze(-1),
-                None, _groups(self._distinct, bound.train_X.device),
+                None, distinct_groups(self._distinct, bound.train_X.device),
             )  # fmt: skip
             self.spectral_inputs, self.spectral_basis = data.inputs, data.basis
             return GramSpectrum(data.eigenvalues, None, data.rotated[:, 0])
@@ -322,165 +325,6 @@ class DenseSpectrum(ObservationSpectrum):
         return (representer @ spectrum.eigenvectors) ** 2, spectrum.eigenvalues
 
 
-class GramCacheSpectrum(ObservationSpectrum):
-    r"""One task's ``K_t``, grown in place with the factors of ``K_t + alpha I``.
-
-    The radius ``R_t^2`` of eq. (8) and the grid and analytic bounds read the Cholesky
-    factors (``RegularizedGramCache``: ``O(t^2)`` per point and ``alpha``, bordered in
-    ``O(t^2)`` per observation, Appendix E.2); the exact bound reads the spectrum of
-    ``K_t`` (``O(t^3)`` once per data set, folded over repeated inputs). Pending points:
-    the factors and spectrum of the training plus pending inputs (``PendingInputs``).
-
-    Example:
-        >>> import torch
-        >>> from gpytorch.kernels import RBFKernel
-        >>> from botorch_mtucb.confidence import MartingaleMixtureBound
-        >>> from botorch_mtucb.confidence.martingale_mixture.spectra import GramCacheSpectrum
-        >>> X = torch.rand(5, 1, dtype=torch.float64)
-        >>> bound = MartingaleMixtureBound(X, X.sin(), RBFKernel(), 5.0, 0.1, 0.01)
-        >>> isinstance(bound.gram_spectrum, GramCacheSpectrum)
-        True
-        >>> bound.gram_spectrum.cache.gram.shape
-        torch.Size([5, 5])
-    """
-
-    FACTORED_GRID = True
-
-    def __init__(self, bound: MartingaleMixtureBoundBase) -> None:
-        super().__init__()
-        X = bound.train_X
-        with torch.no_grad():
-            gram = _dense(bound, X, X) if X.shape[0] else X.new_zeros(0, 0)
-        check_kernel_values(gram, X, "train_X")
-        # K_t and, for fixed alphas, the factors of K_t + alpha I (Appendix E.2), grown in place.
-        self.cache = RegularizedGramCache(gram)
-        self._distinct.add(X)
-        self.cache.ensure(torch.tensor([bound.base_alpha], dtype=_DTYPE))
-
-    def add(self, bound: MartingaleMixtureBoundBase, X: Tensor, Y: Tensor) -> None:
-        """Border ``K_t`` and every cached factor, one row at a time (``O(t^2)`` each)."""
-        inputs = bound.train_X
-        for x in X:
-            x = x.unsqueeze(0)
-            t = inputs.shape[0]
-            cross = _dense(bound, inputs, x).reshape(t) if t else inputs.new_zeros(0)
-            self.cache.append(cross, _dense(bound, x, x).reshape(()))
-            inputs = torch.cat([inputs, x])
-            self._distinct.add(x)
-        self.reset()
-
-    def _compute(self, bound: MartingaleMixtureBoundBase) -> GramSpectrum:
-        if self._distinct.num_distinct < bound.num_observations:
-            data = input_spectrum(
-                lambda A, B: _dense(bound, A, B), bound.train_X, bound.train_Y, None,
-                _groups(self._distinct, bound.train_X.device),
-            )  # fmt: skip
-            self.spectral_inputs, self.spectral_basis = data.inputs, data.basis
-            return GramSpectrum(data.eigenvalues, None, data.rotated[:, 0])
-        return GramSpectrum.from_gram(self.cache.gram, bound.train_Y.reshape(-1))
-
-    def radius_squared(self, bound: MartingaleMixtureBoundBase) -> Tensor:
-        """``R_t^2`` as ``s y^T (K + s I)^{-1} y + sigma^2 ln det(I + K / s) + 2 sigma^2
-        ln(1 / delta)`` with ``s = sigma^2 / c``, from the factor of ``K_t + s I``."""
-        index = self.cache.index(bound.base_alpha)
-        fit = self.cache.data_fit(bound.train_Y, index)[0]  # s y^T (K + s I)^{-1} y
-        log_det = self.cache.log_det(index)[0]
-        return radius_squared(fit, log_det, bound.noise_std, bound.delta)
-
-    def data_fit(self, bound: MartingaleMixtureBoundBase, alphas: Tensor) -> Tensor:
-        """``alpha ||L_alpha^{-1} y||^2`` from the factors (factorized if missing)."""
-        with torch.no_grad():
-            return self.cache.data_fit(bound.train_Y, self.cache.ensure(alphas))
-
-    def largest_prior_variance(self, bound: MartingaleMixtureBoundBase) -> float:
-        return float(self.cache.gram.diagonal().max())
-
-    def pending_inputs(
-        self, bound: MartingaleMixtureBoundBase, key: Tensor, X_pending: Tensor
-    ) -> PendingInputs:
-        with torch.no_grad():
-            inputs = torch.cat([bound.train_X, X_pending])
-            gram = _dense(bound, inputs, inputs)
-        check_kernel_values(gram, inputs, "X_pending")
-        return PendingInputs(key, inputs, gram)
-
-    def prior_terms(
-        self, bound: MartingaleMixtureBoundBase, X: Tensor, pending: PendingInputs | None = None
-    ) -> tuple[Tensor, Tensor]:
-        """``k(x, x)`` (``N``) and ``k_t(x)`` (``N x t``); with pending points, ``k(x, .)``
-        on the training inputs followed by the pending points (``N x (t + m)``)."""
-        kxx = bound.kernel(X, X, diag=True)
-        inputs = bound.train_X if pending is None else pending.inputs
-        cross = _dense(bound, X, inputs) if len(inputs) else X.new_zeros(X.shape[0], 0)
-        check_kernel_values(cross.detach(), X.detach(), "X")
-        return kxx, cross
-
-    def projection(
-        self, bound: MartingaleMixtureBoundBase, X: Tensor, W: None, cross: Tensor | None = None
-    ) -> Tensor:
-        """``U^T k_t(x)`` (``N x 1 x r``); ``cross``: ``k_t(x)`` if at hand."""
-        spectrum = self.spectrum(bound)
-        if spectrum.eigenvectors is None:  # repeated inputs: through the distinct ones
-            distinct = _dense(bound, X, self.spectral_inputs)
-            check_kernel_values(distinct.detach(), X.detach(), "X")
-            return (distinct @ self.spectral_basis).unsqueeze(1)
-        if cross is None:
-            cross = self.prior_terms(bound, X)[1]
-        return (cross @ spectrum.eigenvectors).unsqueeze(1)  # v = U^T k_t(x)
-
-    def pending_variance(
-        self,
-        bound: MartingaleMixtureBoundBase,
-        X: Tensor,
-        W: None,
-        pending: PendingInputs,
-        augmented: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        """``augmented``: ``k(x, .)`` on the training and pending inputs if at hand."""
-        if augmented is None:
-            augmented = self.prior_terms(bound, X, pending)[1]
-        squared, eigenvalues = pending.squared_projection(augmented)
-        return squared.unsqueeze(1), eigenvalues
-
-    def exact(self, bound, X, W, sign, pending):
-        """``min_{alpha > 0}`` of eq. (12) from the spectrum of ``K_t`` (``N x 1``)."""
-        kxx, augmented = self.prior_terms(bound, X, pending)
-        t = bound.num_observations
-        if t == 0:  # F_0 = {||f|| <= B}: alpha -> infinity
-            value = bound.rkhs_norm_bound * posterior_std(kxx, torch.zeros_like(kxx))
-            return (sign * value).unsqueeze(-1), torch.full_like(kxx, math.inf).unsqueeze(-1)
-        projected = self.projection(bound, X, W, augmented[:, :t])
-        if pending is None:
-            squared, variance_eigenvalues = projected**2, None
-        else:
-            squared, variance_eigenvalues = self.pending_variance(bound, X, W, pending, augmented)
-        prior = kxx.unsqueeze(-1)
-        return self._dual_values(bound, sign, projected, squared, prior, variance_eigenvalues, None)
-
-    def grid(self, bound, X, W, sign, alphas, radius_tilde_sq, pending):
-        """``min_{alpha in A}`` of eq. (12) with the cached factors (``O(t^2)`` per
-        point and alpha; ``N x 1``)."""
-        with torch.no_grad():
-            index = self.cache.ensure(alphas)
-            alpha = self.cache.alphas[index]  # m
-            weights = self.cache.weights(bound.train_Y, index)  # m x t
-        kxx, augmented = self.prior_terms(bound, X, pending)  # N, N x (t [+ m])
-        cross = augmented[:, : bound.num_observations]  # N x t
-        mean = cross @ weights.transpose(0, 1)  # N x m
-        if pending is None:
-            explained = self.cache.explained_variance(index, cross)
-        else:
-            explained = pending.explained_variance(alpha, augmented)
-        std = posterior_std(kxx.unsqueeze(-1), explained)
-        best, best_alpha = minimize_over_grid(sign * mean, std, radius_tilde_sq, alpha)
-        return (sign * best).unsqueeze(-1), best_alpha.unsqueeze(-1)
-
-
-def _dense(bound: MartingaleMixtureBoundBase, X1: Tensor, X2: Tensor) -> Tensor:
-    """``k(X1, X2)`` of a one-task bound's kernel as a dense tensor."""
-    return bound.kernel(X1, X2).to_dense()
-
-
 def _pair_rows(X: Tensor, tasks: Tensor) -> Tensor:
     """The ``(x, task)`` rows of scalar observations (``M x (d + 1)``)."""
     return torch.cat([X, tasks.unsqueeze(-1).to(X)], dim=-1)
@@ -493,7 +337,19 @@ def _pair_covariance(bound: MartingaleMixtureBoundBase, A: Tensor, B: Tensor) ->
     )
 
 
-def _groups(distinct: DistinctInputs, device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
-    """The distinct rows, each row's index among them and the counts, on ``device``."""
+def distinct_groups(
+    distinct: DistinctInputs, device: torch.device
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The distinct rows, each row's index among them and the counts, on ``device``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.confidence.martingale_mixture.repeated_inputs import DistinctInputs
+        >>> from botorch_mtucb.confidence.martingale_mixture.spectra import distinct_groups
+        >>> distinct = DistinctInputs()
+        >>> distinct.add(torch.tensor([[0.0], [1.0], [0.0]], dtype=torch.float64))
+        >>> distinct_groups(distinct, torch.device("cpu"))[2].tolist()
+        [2, 1]
+    """
     inputs, inverse, counts = distinct.groups()
     return inputs.to(device), inverse.to(device), counts.to(device)

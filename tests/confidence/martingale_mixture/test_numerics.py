@@ -303,6 +303,8 @@ def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, 
     from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound
     from botorch_mtucb.confidence.martingale_mixture import (
         alpha_search,
+        factored_dual,
+        gram_cache_spectrum,
         kronecker,
         spectra,
     )
@@ -327,7 +329,7 @@ def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, 
         std.view(-1)[1] = torch.nan
         return std
 
-    for module in (alpha_search, kronecker, spectra):
+    for module in (alpha_search, kronecker, spectra, gram_cache_spectrum, factored_dual):
         monkeypatch.setattr(module, "posterior_std", nan_std)
     for method in ("upper", "lower"):
         with pytest.raises(FloatingPointError, match=f"{method} bound is not finite at"):

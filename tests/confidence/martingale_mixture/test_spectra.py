@@ -11,9 +11,9 @@ import torch
 from martingale_oracles import DELTA, SIGMA, assert_spectrum_matches_gram, gram, make_kernel
 
 from botorch_mtucb.confidence import MartingaleMixtureBound, MultiTaskMartingaleMixtureBound
+from botorch_mtucb.confidence.martingale_mixture.gram_cache_spectrum import GramCacheSpectrum
 from botorch_mtucb.confidence.martingale_mixture.spectra import (
     DenseSpectrum,
-    GramCacheSpectrum,
     functional_prior_variance,
 )
 
