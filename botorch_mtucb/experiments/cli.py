@@ -3,7 +3,10 @@
 
 The benchmarks sit in the layer above the experiments, so this module does not import
 them: ``botorch_mtucb.__main__`` passes their catalogue (``botorch_mtucb.benchmarks.
-BENCHMARKS``) to ``main``.
+BENCHMARKS``) to ``main``. Importing this module imports neither BoTorch nor the
+experiments: ``list``, ``--help`` and the checks of the arguments read the names from
+``catalogue``, and the experiments are imported once the arguments are parsed and a
+command runs them.
 
 While an experiment runs, SIGTERM interrupts it as Ctrl-C (SIGINT) does, and SIGINT does
 even where the command was started with it ignored (``command &`` in a script): the
@@ -25,17 +28,35 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
-from botorch_mtucb.bandits.run_file import RunFileWarning
 from botorch_mtucb.experiments.backends import RAY_EXTRA, ClusterUnavailableError
+from botorch_mtucb.experiments.catalogue import EXPERIMENT_DESCRIPTIONS
 from botorch_mtucb.experiments.cli_types import positive_int
-from botorch_mtucb.experiments.output_lock import OutputLockedError
-from botorch_mtucb.experiments.parallel import UnitsFailedError
-from botorch_mtucb.experiments.registry import load_experiments, run_experiment
-from botorch_mtucb.experiments.run_directory import UnwrittenFilesWarning
 
 MAIN_EXPERIMENT = "sensor-main"
+
+
+def run_experiment(name: str, output: str | Path, **options: Any) -> dict[str, Any]:
+    """``registry.run_experiment(name, output, **options)``, the registry imported at the
+    first call: it imports the experiments and BoTorch, which the commands that run
+    nothing (``list``, ``--help``) do without.
+
+    Raises:
+        ValueError: As ``registry.run_experiment`` (e.g. an unknown ``name``), and every
+            other error it raises.
+
+    Example:
+        >>> from botorch_mtucb.experiments.cli import run_experiment
+        >>> run_experiment("no-such-experiment", "out")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown experiment 'no-such-experiment'; known experiments: 000-bayes-regret, ...
+    """
+    from botorch_mtucb.experiments import registry  # BoTorch: imported late
+
+    return registry.run_experiment(name, output, **options)
 
 
 class BenchmarkCommand(Protocol):
@@ -72,7 +93,7 @@ def build_parser(
         >>> args.command, args.name, args.quick
         ('reproduce', '000-rkhs-20', True)
     """
-    experiments = load_experiments()
+    experiments = EXPERIMENT_DESCRIPTIONS
     parser = argparse.ArgumentParser(
         prog="python -m botorch_mtucb",
         description="Multi-task BO with regret guarantees: the main job and the papers' experiments.",
@@ -225,12 +246,13 @@ def interrupts() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _one_line_warnings() -> Iterator[None]:
-    """The package's warnings about its files as one line ``warning: ...`` on stderr."""
+def _one_line_warnings(categories: tuple[type[Warning], ...]) -> Iterator[None]:
+    """The package's warnings about its files (``categories``) as one line
+    ``warning: ...`` on stderr."""
     show = warnings.showwarning
 
     def showwarning(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, RunFileWarning | UnwrittenFilesWarning):
+        if issubclass(category, categories):
             print(f"warning: {message}", file=sys.stderr)
         else:
             show(message, category, *args, **kwargs)
@@ -259,11 +281,25 @@ def main(
     parser = build_parser(benchmarks)
     args = parser.parse_args(argv)
     if args.command == "list":
-        for name, experiment in sorted(load_experiments().items()):
-            print(f"{name:22s} {experiment.description}")
+        for name, description in sorted(EXPERIMENT_DESCRIPTIONS.items()):
+            print(f"{name:22s} {description}")
         return 0
     if args.command == "benchmark":
         return _benchmark(args, benchmarks or {})
+    return _run(args, argv)
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """``run`` and ``reproduce NAME``: the experiment, its errors as one line each."""
+    # Imported here, once a command runs an experiment: they import BoTorch. An interrupt
+    # before the run starts is the plain one of ``botorch_mtucb.__main__``.
+    from botorch_mtucb.bandits.run_file import RunFileWarning
+    from botorch_mtucb.experiments.output_lock import OutputLockedError
+    from botorch_mtucb.experiments.parallel import UnitsFailedError
+    from botorch_mtucb.experiments.registry import load_experiments
+    from botorch_mtucb.experiments.run_directory import UnwrittenFilesWarning
+
+    load_experiments()
     if args.command == "run":
         name, output, quick, options = MAIN_EXPERIMENT, args.output, False, {}
     else:
@@ -272,7 +308,7 @@ def main(
         options = {} if args.data is None else {"data": args.data}
     command = "python -m botorch_mtucb " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
-        with interrupts(), _one_line_warnings():
+        with interrupts(), _one_line_warnings((RunFileWarning, UnwrittenFilesWarning)):
             run_experiment(
                 name,
                 output,
