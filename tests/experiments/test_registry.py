@@ -1,10 +1,11 @@
-"""The registry's option check."""
+"""The registry's option check; the catalogue agrees with the registered experiments."""
 
 from __future__ import annotations
 
 import pytest
 
-from botorch_mtucb.experiments.registry import experiment_options
+from botorch_mtucb.experiments.catalogue import EXPERIMENT_DESCRIPTIONS
+from botorch_mtucb.experiments.registry import experiment_options, load_experiments
 
 
 def test_experiment_options():
@@ -16,3 +17,10 @@ def test_experiment_options():
     }
     with pytest.raises(ValueError, match=r"experiment 'x' takes no option\(s\) \['data'\]"):
         experiment_options("x", {"data": "f.npz"}, defaults)
+
+
+def test_the_catalogue_is_the_registry():
+    # The command line lists and checks names from the catalogue, without importing the
+    # experiments: it must name and describe exactly the experiments that register.
+    registered = {name: e.description for name, e in load_experiments().items()}
+    assert registered == EXPERIMENT_DESCRIPTIONS
