@@ -66,6 +66,7 @@ from botorch_mtucb.experiments.run_directory import RunDirectory
 from botorch_mtucb.experiments.units import UnitResult, package_version, run_unit, stored_rounds
 from botorch_mtucb.utils.checks import as_int
 from botorch_mtucb.utils.files import write_atomically
+from botorch_mtucb.utils.progress import progress_bar
 
 
 class UnitsFailedError(RuntimeError):
@@ -169,18 +170,23 @@ class ParallelExecutor:
             self._backend = _ProcessBackend(self.workers or 1, run_unit)
 
     def _update_bar(self, rounds: int = 0, total: int = 0) -> None:
-        if self._bar is None:
-            self._bar = tqdm(
-                total=0, unit="round", desc="units", disable=not self.progress, smoothing=0.05
+        if self._bar is None:  # in a log: one line per finished unit
+            self._bar = progress_bar(
+                total=0,
+                unit="round",
+                desc="units",
+                disable=not self.progress,
+                interval=0,
+                smoothing=0.05,
             )
         if total:
             self._bar.total += total
-            self._bar.refresh()
+        self._bar.set_postfix_str(
+            f"units {self._units_done}/{self._units_total}, {self._failed} failed", refresh=False
+        )
         if rounds:
             self._bar.update(rounds)
-        self._bar.set_postfix_str(
-            f"units {self._units_done}/{self._units_total}, {self._failed} failed", refresh=True
-        )
+        self._bar.refresh()
 
     def run_calls(self, calls: Sequence[tuple[Sequence[Any], int, int, int, RunDirectory]]) -> None:
         """Run every unfinished unit of several ``run_methods`` calls, each given as

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits import Environment, Policy, StepRecord, run_policy
 from botorch_mtucb.experiments.parallel import current_executor
 from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.utils.progress import on_terminal, progress_bar
 
 # A curve computed from one repetition's records and its environment: T values.
 CurveFunction = Callable[[Sequence[StepRecord], Environment], np.ndarray]
@@ -157,7 +157,9 @@ def run_methods(
         seed: Seed of repetition 0.
         curve_functions: Curve name -> function of a run's records and environment
             returning ``T`` values (``cumulative_regret`` is always computed).
-        progress: Whether to show progress bars.
+        progress: Whether to show progress: on a terminal, a bar of the runs and one of
+            the current run's rounds; in a log (stderr not a terminal), one line per
+            finished run (``utils.progress``).
 
     Returns:
         Method name -> ``MethodResult`` (curves ``repetitions x T``).
@@ -186,7 +188,11 @@ def run_methods(
     results = {method.name: MethodResult(method.name) for method in methods}
     with _writing([(methods, horizon, repetitions, directory)], seed) as computed:
         progress = progress and not computed  # the workers ran them: read back below
-        bar = tqdm(total=len(methods) * repetitions, desc="runs", disable=not progress)
+        # In a log (stderr not a terminal): one line per finished run, no bar of rounds.
+        bar = progress_bar(
+            total=len(methods) * repetitions, desc="runs", disable=not progress, interval=0
+        )
+        round_bars = progress and on_terminal()
         for rep in range(repetitions):
             for method in methods:
                 environment = method.make_environment(rep)
@@ -199,7 +205,7 @@ def run_methods(
                     horizon,
                     seed=seed + rep,
                     path=path,
-                    progress=progress,
+                    progress=round_bars,
                     description=f"{method.name} #{rep}",
                     replay_finished=False,  # only the records are used below
                 )
