@@ -2,7 +2,8 @@
 
 * ``cli``: the commands ``run``, ``reproduce NAME``, ``list`` (and ``benchmark NAME``,
   given the benchmarks' catalogue by ``botorch_mtucb.__main__``).
-* ``registry``: the named experiments, their options and ``run_experiment``.
+* ``registry``: the named experiments, their options and ``run_experiment``;
+  ``catalogue``: their names and descriptions, read without importing them.
 * ``run_directory``: an experiment's output directory (``RunDirectory``: every file's
   path, the lock of ``output_lock``, the claim of ``experiment.json``).
 * ``runs``: ``run_methods``, several methods over repetitions, every round on disk;
