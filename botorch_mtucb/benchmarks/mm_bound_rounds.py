@@ -31,7 +31,6 @@ Usage::
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 import os
 import subprocess
@@ -220,20 +219,24 @@ def thread_ratios(work: Callable[[], Any], threads: int = 2, repeats: int = 3) -
 
 
 def round_thread_ratios(size: int, seed: int, repeats: int) -> dict[str, float]:
-    """``thread_ratios`` of the package's round at ``size`` observations (each call
-    appends one observation to a copy of one bound and asks for the exact bound).
+    """``thread_ratios`` of the package's round from ``size`` observations on: each call
+    appends the next observation and asks for the exact bound (the data grow by one per
+    call, ``4 (repeats + 1)`` in all).
 
     Example:
         >>> from botorch_mtucb.benchmarks.mm_bound_rounds import round_thread_ratios
         >>> round_thread_ratios(30, 0, 1)["idle_1"] > 0
         True
     """
-    kernel, X, Y, candidates = problem(size + 1, seed)
+    calls = 4 * (repeats + 1)
+    kernel, X, Y, candidates = problem(size + calls, seed)
     bound = MartingaleMixtureBound(X[:size], Y[:size], kernel, B, SIGMA, DELTA, C)
     bound.upper(candidates)  # the nodes factored once, as a loop has them
+    rows = iter(range(size, size + calls))
 
     def work() -> None:
-        copy.deepcopy(bound).append_observations(X[size:], Y[size:]).upper(candidates)
+        r = next(rows)
+        bound.append_observations(X[r : r + 1], Y[r : r + 1]).upper(candidates)
 
     return thread_ratios(work, 2, repeats)
 
