@@ -300,6 +300,10 @@ class KroneckerSpectrum(ObservationSpectrum):
         self._candidate_source, self._candidate_factor = points, None
         self.reset()  # recomputed from k(D, D) where every x_s is a candidate
 
+    def holds_candidates(self, X: Tensor) -> bool:
+        """Whether every row of ``X`` (``m x d``) is a tracked candidate."""
+        return self._candidate_index(X) is not None
+
     def _candidate_index(self, inputs: Tensor) -> Tensor | None:
         """The rows of ``inputs`` among the candidates (``None``: none tracked, or a row
         that is not a candidate)."""
@@ -451,15 +455,17 @@ class KroneckerSpectrum(ObservationSpectrum):
         of ``O(t n F)`` (linear in ``n`` for the ``n`` per-task bounds)."""
         Z = self.spectrum(bound).rotated_y.reshape(-1, bound.num_tasks)  # t x n
         products = self.data_eigenvalues[:, None] * self.task_eigenvalues  # t x n
+        (N, t), n = p.shape, products.shape[-1]
         best = None
         step = max(1, GRID_CHUNK // products.numel())  # alphas at once: G_chunk x t x n
         for start in range(0, grid.shape[0], step):
             alpha = grid[start : start + step, None, None]
-            G = 1.0 / (products + alpha)
-            mean = (p @ (G * Z)) @ q.mT  # G_chunk x N x F
-            explained = (p**2 @ G) @ (q**2).mT
-            std = posterior_std(prior, explained)
-            value = sign * mean + (rt2[start : start + step, None, None] / alpha).sqrt() * std
-            value = value.min(dim=0).values
+            G = 1.0 / (products + alpha)  # G_chunk x t x n
+            # one product over t for all alphas and tasks (N x G_chunk n), then over n
+            mean = (p @ (G * Z).transpose(0, 1).reshape(t, -1)).reshape(N, -1, n) @ q.mT
+            explained = (p**2 @ G.transpose(0, 1).reshape(t, -1)).reshape(N, -1, n) @ (q**2).mT
+            std = posterior_std(prior.unsqueeze(-2), explained)
+            width = (rt2[start : start + step, None] / alpha[..., 0]).sqrt()  # G_chunk x 1
+            value = (sign * mean + width * std).min(dim=-2).values
             best = value if best is None else torch.minimum(best, value)
         return best
