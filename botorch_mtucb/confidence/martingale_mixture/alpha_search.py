@@ -181,22 +181,18 @@ class SpectralDual:
         Returns:
             ``phi``, ``d phi / ds``, ``d^2 phi / ds^2`` (each ``N``).
         """
-        a = alpha.unsqueeze(-1)
-        r1 = 1.0 / (self.spectrum.eigenvalues + a)  # N x t
+        r1 = (self.spectrum.eigenvalues + alpha.unsqueeze(-1)).reciprocal()  # N x t
         if self.variance_eigenvalues is None:  # the three sums over one spectrum at once
-            sums = _power_sums(self._numerators(), r1)  # 3 x N x 3
-            (A1, E1, D1), (A2, E2, D2), (A3, E3, D3) = (power.unbind(-1) for power in sums)
+            sums = _power_sums(self._numerators(), r1)  # N x 3 (sums) x 3 (derivatives)
         else:  # pending points: the variance reads another spectrum
-            q1 = 1.0 / (self.variance_eigenvalues + a)
+            q1 = (self.variance_eigenvalues + alpha.unsqueeze(-1)).reciprocal()
             mean_fit = torch.stack([self.signed_projection, self._squared_y.expand_as(r1)], -2)
-            (A1, D1), (A2, D2), (A3, D3) = (power.unbind(-1) for power in _power_sums(mean_fit, r1))
-            E1, E2, E3 = (
-                power.squeeze(-1)
-                for power in _power_sums(self.squared_projection.unsqueeze(-2), q1)
-            )
+            explained = _power_sums(self.squared_projection.unsqueeze(-2), q1)
+            sums = torch.cat([_power_sums(mean_fit, r1), explained], -2)[:, [0, 2, 1]]
+        mean, explained, fit = (part.unbind(-1) for part in sums.unbind(-2))
         return dual_log_derivatives(
-            alpha, (A1, -A2, 2.0 * A3), (E1, -E2, 2.0 * E3), (D1, -D2, 2.0 * D3),
-            self.radius_sq, self.rkhs_norm_bound, self.prior_variance,
+            alpha, mean, explained, fit, self.radius_sq, self.rkhs_norm_bound,
+            self.prior_variance,
         )  # fmt: skip
 
     def prepare_refinement(self, log_alphas: Tensor) -> None:
@@ -235,14 +231,17 @@ class SpectralDual:
             better = value < best_value
             best_value = torch.where(better, value, best_value)
             best_log = torch.where(better, s, best_log)
-            right = torch.where(slope > 0, s, right)
-            left = torch.where(slope > 0, left, s)
-            newton = -slope / torch.where(curvature > 0, curvature, torch.ones_like(curvature))
+            rising = slope > 0
+            right = torch.where(rising, s, right)
+            left = torch.where(rising, left, s)
+            convex = curvature > 0
+            newton = -slope / torch.where(convex, curvature, 1.0)
             step = s + newton
-            take = (curvature > 0) & (step > left) & (step < right)
-            take = take & (newton.abs() < 0.5 * previous)  # else it may oscillate: bisect
+            length = newton.abs()
+            take = convex & (step > left) & (step < right)
+            take = take & (length < 0.5 * previous)  # else it may oscillate: bisect
             middle = 0.5 * (left + right)
-            previous, last = last, torch.where(take, newton.abs(), (middle - s).abs())
+            previous, last = last, torch.where(take, length, (middle - s).abs())
             s = torch.where(take, step, middle)
         value = self(s.exp())
         better = value < best_value
@@ -291,22 +290,21 @@ def dual_log_derivatives(
     m, m1, m2 = mean
     e, e1, e2 = explained
     d, d1, d2 = fit
-    T = radius_sq / alpha + rkhs_norm_bound**2 - d
-    T1 = -radius_sq / alpha**2 - d1
-    T2 = 2.0 * radius_sq / alpha**3 - d2
-    V, V1, V2 = prior_variance - e, -e1, -e2
+    inverse = alpha.reciprocal()
+    scaled = radius_sq * inverse  # R_t^2 / alpha
+    T = scaled + rkhs_norm_bound**2 - d
+    T1 = -scaled * inverse - d1
+    T2 = 2.0 * scaled * inverse * inverse - d2
+    V = prior_variance - e  # V' = -e', V'' = -e''
     live = (T > 0) & (V > 0)
-    P = torch.where(live, T * V, torch.zeros_like(T))
-    root = P.sqrt()
-    safe_root = torch.where(live, root, torch.ones_like(root))
-    P1 = T1 * V + T * V1
-    P2 = T2 * V + 2.0 * T1 * V1 + T * V2
-    g1 = torch.where(live, P1 / (2.0 * safe_root), torch.zeros_like(P1))
-    g2 = torch.where(
-        live, P2 / (2.0 * safe_root) - P1 * P1 / (4.0 * safe_root**3), torch.zeros_like(P2)
-    )
-    first = m1 + g1  # d phi / d alpha
-    return m + root, alpha * first, alpha * first + alpha**2 * (m2 + g2)
+    root = torch.where(live, T * V, 0.0).sqrt()
+    half = 0.5 / torch.where(live, root, 1.0)  # 1 / (2 sqrt(P)) where live
+    P1 = T1 * V - T * e1
+    P2 = T2 * V - 2.0 * T1 * e1 - T * e2
+    g1 = torch.where(live, P1 * half, 0.0)  # d sqrt(P) / d alpha
+    g2 = torch.where(live, (P2 - 2.0 * g1 * g1) * half, 0.0)  # P2 / 2 sqrt(P) - P1^2 / 4 P^1.5
+    first = alpha * (m1 + g1)  # d phi / ds = alpha d phi / d alpha
+    return m + root, first, first + alpha * alpha * (m2 + g2)
 
 
 def _parabola_vertex(values: Tensor, j: Tensor) -> Tensor:
@@ -325,15 +323,17 @@ def _parabola_vertex(values: Tensor, j: Tensor) -> Tensor:
     return torch.where(ok, offset.clamp(-1.0, 1.0), torch.zeros_like(offset))
 
 
-def _power_sums(numerators: Tensor, ratios: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """``sum_i numerators[n, j, i] ratios[n, i]^k`` for ``k = 1, 2, 3`` (``N x J`` each),
-    as batched matrix-vector products (``numerators`` ``N x J x t``, ``ratios`` ``N x
-    t``)."""
+def _power_sums(numerators: Tensor, ratios: Tensor) -> Tensor:
+    """``sum_i numerators[n, j, i] ratios[n, i]^k`` for ``k = 1, 2, 3``, scaled to the
+    sums' value and first two ``alpha``-derivatives (``d/d alpha (lambda + alpha)^{-1} =
+    -(lambda + alpha)^{-2}``, the second ``2 (lambda + alpha)^{-3}``): ``N x J x 3``,
+    one batched product (``numerators`` ``N x J x t``, ``ratios`` ``N x t``)."""
     squared = ratios * ratios
-    return tuple(
-        (numerators @ power.unsqueeze(-1)).squeeze(-1)
-        for power in (ratios, squared, squared * ratios)
-    )
+    powers = torch.stack([ratios, squared, squared * ratios], -1)  # N x t x 3
+    return (numerators @ powers) * _DERIVATIVE_SCALES.to(ratios)
+
+
+_DERIVATIVE_SCALES = torch.tensor([1.0, -1.0, 2.0], dtype=torch.float64)
 
 
 def search_range(eigenvalues: Tensor, base_alpha: float) -> tuple[float, float]:
