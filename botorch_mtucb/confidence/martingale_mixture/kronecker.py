@@ -40,7 +40,7 @@ from botorch_mtucb.confidence.martingale_mixture.spectra import (
     functional_prior_variance,
 )
 from botorch_mtucb.utils.checks import check_kernel_values
-from botorch_mtucb.utils.domains import find_rows
+from botorch_mtucb.utils.domains import RowIndex
 
 if TYPE_CHECKING:
     from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
@@ -259,6 +259,7 @@ class KroneckerSpectrum(ObservationSpectrum):
         self.register_buffer("candidate_points", None, persistent=False)
         self.register_buffer("candidate_gram", None, persistent=False)
         self._candidate_source: Tensor | None = None  # the tensor D was given as
+        self._candidate_rows: RowIndex | None = None  # the lookup of D's rows
         self._candidate_factor: tuple[GramSpectrum, Tensor] | None = None  # p at D, per spectrum
         self._radius: tuple[GramSpectrum, tuple[float, ...], Tensor] | None = None
 
@@ -309,7 +310,9 @@ class KroneckerSpectrum(ObservationSpectrum):
         that is not a candidate)."""
         if self.candidate_points is None:
             return None
-        return find_rows(self.candidate_points, inputs)
+        if self._candidate_rows is None or self._candidate_rows.points is not self.candidate_points:
+            self._candidate_rows = RowIndex(self.candidate_points)
+        return self._candidate_rows.find(inputs)
 
     def _compute(self, bound: MartingaleMixtureBoundBase) -> GramSpectrum:
         if bound.num_observations == 0:
