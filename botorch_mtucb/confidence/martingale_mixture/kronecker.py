@@ -447,8 +447,10 @@ class KroneckerSpectrum(ObservationSpectrum):
         if prior.numel() * self.task_eigenvalues.numel() * p.shape[-1] <= DENSE_ENTRIES:
             dual = dual.dense()
         with torch.no_grad():
-            alpha, _ = dual.minimize(bound.base_alpha)
-        return dual(alpha).reshape(prior.shape)
+            alpha, value = dual.minimize(bound.base_alpha)
+        if torch.is_grad_enabled():  # the value again, for gradients at the minimizing alpha
+            value = dual(alpha)
+        return value.reshape(prior.shape)
 
     def _kronecker_grid(self, bound, p, q, sign, grid, rt2, prior) -> Tensor:
         r"""``min_{alpha in A}`` of eq. (12) for every point and functional by matrix
