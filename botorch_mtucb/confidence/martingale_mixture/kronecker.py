@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -457,20 +458,33 @@ class KroneckerSpectrum(ObservationSpectrum):
         products: with ``G_{aj} = 1 / (lambda_a mu_j + alpha)`` the mean is ``p (G o Z)
         q^T`` and the explained variance ``p^2 G (q^2)^T`` (``p = U_K^T k_t(x)``, ``q =
         U_B^T B w``, ``Z = U_K^T Y U_B``): ``O(t n + n F)`` per point and ``alpha`` instead
-        of ``O(t n F)`` (linear in ``n`` for the ``n`` per-task bounds)."""
+        of ``O(t n F)`` (linear in ``n`` for the ``n`` per-task bounds). On the CPU in
+        float64 without gradients, on NumPy arrays (a fraction of torch's per-call cost
+        on these small arrays)."""
         Z = self.spectrum(bound).rotated_y.reshape(-1, bound.num_tasks)  # t x n
         products = self.data_eigenvalues[:, None] * self.task_eigenvalues  # t x n
-        (N, t), n = p.shape, products.shape[-1]
-        best = None
-        step = max(1, GRID_CHUNK // products.numel())  # alphas at once: G_chunk x t x n
-        for start in range(0, grid.shape[0], step):
-            alpha = grid[start : start + step, None, None]
-            G = 1.0 / (products + alpha)  # G_chunk x t x n
-            # one product over t for all alphas and tasks (N x G_chunk n), then over n
-            mean = (p @ (G * Z).transpose(0, 1).reshape(t, -1)).reshape(N, -1, n) @ q.mT
-            explained = (p**2 @ G.transpose(0, 1).reshape(t, -1)).reshape(N, -1, n) @ (q**2).mT
-            std = posterior_std(prior.unsqueeze(-2), explained)
-            width = (rt2[start : start + step, None] / alpha[..., 0]).sqrt()  # G_chunk x 1
-            value = (sign * mean + width * std).min(dim=-2).values
-            best = value if best is None else torch.minimum(best, value)
-        return best
+        tensors = (p, q, prior, Z, products, grid, rt2)
+        on_arrays = all(x.device.type == "cpu" and x.dtype == torch.float64 for x in tensors)
+        if on_arrays and not (torch.is_grad_enabled() and p.requires_grad):
+            arrays = [x.detach().numpy() for x in tensors]
+            return torch.from_numpy(_grid_minimum(*arrays, sign)).to(p)
+        return _grid_minimum(p, q, prior, Z, products, grid, rt2, sign)
+
+
+def _grid_minimum(p, q, prior, Z, products, grid, rt2, sign):
+    """``KroneckerSpectrum._kronecker_grid`` on tensors or NumPy arrays (``N x F``)."""
+    xp = np if isinstance(p, np.ndarray) else torch
+    (N, t), n = p.shape, products.shape[-1]
+    best = None
+    step = max(1, GRID_CHUNK // (t * n))  # alphas at once: G_chunk x t x n
+    for start in range(0, grid.shape[0], step):
+        alpha = grid[start : start + step, None, None]
+        G = 1.0 / (products + alpha)  # G_chunk x t x n
+        # one product over t for all alphas and tasks (N x G_chunk n), then over n
+        mean = (p @ (G * Z).swapaxes(0, 1).reshape(t, -1)).reshape(N, -1, n) @ q.T
+        explained = (p**2 @ G.swapaxes(0, 1).reshape(t, -1)).reshape(N, -1, n) @ (q**2).T
+        std = posterior_std(prior[..., None, :], explained)
+        width = xp.sqrt(rt2[start : start + step, None] / alpha[..., 0])  # G_chunk x 1
+        value = xp.amin(sign * mean + width * std, -2)
+        best = value if best is None else xp.minimum(best, value)
+    return best
