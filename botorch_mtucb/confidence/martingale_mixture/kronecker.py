@@ -131,7 +131,8 @@ class KroneckerSpectralDual(SpectralDual):
         t)`` memory; for tests and small cases)."""
         N, F = self.data_factor.shape[0], self.task_factor.shape[0]
         p, q = self.data_factor, self.task_factor
-        projected = (p[:, None, :, None] * q[None, :, None, :]).reshape(N * F, -1)
+        projected = p[:, None, :, None] * q[None, :, None, :]
+        projected = projected.reshape(N * F, p.shape[-1] * q.shape[-1])
         return SpectralDual(
             self.spectrum, self.radius_sq, self.rkhs_norm_bound,
             self.sign * projected * self.spectrum.rotated_y, projected**2, self.prior_variance,
@@ -261,6 +262,8 @@ class KroneckerSpectrum(ObservationSpectrum):
         self.register_buffer("candidate_gram", None, persistent=False)
         self._candidate_source: Tensor | None = None  # the tensor D was given as
         self._candidate_rows: RowIndex | None = None  # the lookup of D's rows
+        self._found_candidates: tuple[Tensor, Tensor] | None = None  # (D, x_s's candidates)
+        self._spectral_index: Tensor | None = None  # the candidate of each spectral input
         self._candidate_factor: tuple[GramSpectrum, Tensor] | None = None  # p at D, per spectrum
         self._radius: tuple[GramSpectrum, tuple[float, ...], Tensor] | None = None
 
@@ -323,7 +326,7 @@ class KroneckerSpectrum(ObservationSpectrum):
         inputs, inverse, counts = self._distinct.groups()
         device = bound.train_X.device
         inputs = inputs.to(device)
-        index = self._candidate_index(inputs)
+        index = self._distinct_candidates(inputs)
         if index is None:
             kernel = bound.kernel.kernels[0]
             covariance = lambda A, B: kernel(A, B).to_dense()  # noqa: E731
@@ -340,7 +343,25 @@ class KroneckerSpectrum(ObservationSpectrum):
         eigenvalues = (data.eigenvalues[:, None] * self.task_eigenvalues).reshape(-1)
         self.spectral_inputs, self.spectral_basis = data.inputs, data.basis
         self.data_eigenvalues = data.eigenvalues
+        self._spectral_index = index  # the candidates of spectral_inputs (the x_s)
         return GramSpectrum(eigenvalues, None, data.rotated.reshape(-1))
+
+    def _distinct_candidates(self, inputs: Tensor) -> Tensor | None:
+        """The candidates of the distinct inputs (``u``, in ``groups()`` order; ``None``
+        if one is not a candidate): the rows found before are kept, new ones looked up."""
+        if self.candidate_points is None:
+            return None
+        found = self._found_candidates
+        if found is None or found[0] is not self.candidate_points:
+            found = (self.candidate_points, inputs.new_zeros(0, dtype=torch.long))
+        known = found[1]
+        if known.shape[0] < inputs.shape[0]:
+            new = self._candidate_index(inputs[known.shape[0] :])
+            if new is None:
+                return None
+            found = (found[0], torch.cat([known, new]))
+        self._found_candidates = found
+        return found[1][: inputs.shape[0]]
 
     def factors(
         self, bound: MartingaleMixtureBoundBase, X: Tensor, W: Tensor, inputs: Tensor, basis: Tensor
@@ -420,7 +441,9 @@ class KroneckerSpectrum(ObservationSpectrum):
         spectrum = self.spectrum(bound)
         cached = self._candidate_factor
         if cached is None or cached[0] is not spectrum:
-            index = self._candidate_index(self.spectral_inputs)
+            index = self._spectral_index
+            if index is None:  # the spectrum was not computed from the candidates
+                index = self._candidate_index(self.spectral_inputs)
             if index is None:  # a data input that is not a candidate
                 k = bound.kernel.kernels[0](self.candidate_points, self.spectral_inputs)
                 k = k.to_dense().detach()
@@ -480,9 +503,10 @@ def _grid_minimum(p, q, prior, Z, products, grid, rt2, sign):
     for start in range(0, grid.shape[0], step):
         alpha = grid[start : start + step, None, None]
         G = 1.0 / (products + alpha)  # G_chunk x t x n
+        shape = (N, alpha.shape[0], n)
         # one product over t for all alphas and tasks (N x G_chunk n), then over n
-        mean = (p @ (G * Z).swapaxes(0, 1).reshape(t, -1)).reshape(N, -1, n) @ q.T
-        explained = (p**2 @ G.swapaxes(0, 1).reshape(t, -1)).reshape(N, -1, n) @ (q**2).T
+        mean = (p @ (G * Z).swapaxes(0, 1).reshape(t, -1)).reshape(shape) @ q.T
+        explained = (p**2 @ G.swapaxes(0, 1).reshape(t, -1)).reshape(shape) @ (q**2).T
         std = posterior_std(prior[..., None, :], explained)
         width = xp.sqrt(rt2[start : start + step, None] / alpha[..., 0])  # G_chunk x 1
         value = xp.amin(sign * mean + width * std, -2)
