@@ -30,6 +30,7 @@ __all__ = [
     "check_scalarized_arguments",
     "largest_eigenvalue_sqrt",
     "posterior_mean_and_covariance",
+    "scalarized_ucb_values",
 ]
 
 
@@ -52,6 +53,41 @@ def largest_eigenvalue_sqrt(covariance: Tensor) -> Tensor:
         largest = torch.linalg.eigvalsh(covariance)[..., -1]
     tiny = torch.finfo(covariance.dtype).tiny
     return largest.clamp_min(tiny).sqrt()
+
+
+def scalarized_ucb_values(
+    mean: Tensor,
+    covariance: Tensor,
+    scalarization: Scalarization,
+    width: Tensor,
+    maximize: bool = True,
+) -> Tensor:
+    r"""Paper 000's eq. (2) from the posterior moments: ``s(mu) + L width
+    ||Gamma||^{1/2}`` (``-s(mu) + ...`` with ``maximize=False``), ``ScalarizedMultiTaskUCB``'s
+    value without its checks (the moments of checked candidates, the width a 0-d tensor).
+
+    Args:
+        mean: ``b x n`` posterior means.
+        covariance: ``b x n x n`` task covariances.
+        scalarization: ``s`` with one weight vector of ``n``.
+        width: ``beta_t`` (a 0-d tensor).
+        maximize: As ``ScalarizedMultiTaskUCB``.
+
+    Returns:
+        ``b`` values.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.acquisition.scalarized_ucb import scalarized_ucb_values
+        >>> from botorch_mtucb.scalarization import LinearScalarization
+        >>> s = LinearScalarization(torch.tensor([0.6, 0.8]))
+        >>> scalarized_ucb_values(torch.ones(1, 2), 4.0 * torch.eye(2).unsqueeze(0), s,
+        ...                       torch.tensor(0.5))  # 1.4 + 1.0 * 0.5 * 2
+        tensor([2.4000])
+    """
+    scale = scalarization.lipschitz_constant.to(mean) * width.to(mean)
+    scalarized = scalarization(mean) if maximize else -scalarization(mean)
+    return scalarized + scale * largest_eigenvalue_sqrt(covariance)  # b
 
 
 def check_scalarized_arguments(
@@ -310,6 +346,6 @@ class ScalarizedMultiTaskUCB(ScalarizedAcquisition):
             _, covariance = posterior_mean_and_covariance(
                 self.pending_model, X, self.posterior_transform
             )
-        scale = self.scalarization.lipschitz_constant.to(mean) * self.width.to(mean)
-        scalarized = self.scalarization(mean) if self.maximize else -self.scalarization(mean)
-        return scalarized + scale * largest_eigenvalue_sqrt(covariance)  # b
+        return scalarized_ucb_values(
+            mean, covariance, self.scalarization, self.width, self.maximize
+        )

@@ -33,7 +33,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -68,6 +68,9 @@ class StepRecord:
     seconds: float
     context: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(StepRecord))
 
 
 class RunFileWarning(UserWarning):
@@ -129,6 +132,12 @@ def _parse_record(line: bytes) -> tuple[StepRecord | None, str]:
 
 def _line(value: Any) -> bytes:
     return (json.dumps(value) + "\n").encode()
+
+
+def _record_json(record: StepRecord) -> dict[str, Any]:
+    """The record's fields in order (``dataclasses.asdict`` without its deep copy: the
+    line is written at once)."""
+    return {name: getattr(record, name) for name in _RECORD_FIELDS}
 
 
 class RunFile:
@@ -344,7 +353,7 @@ class RunFile:
             raise ValueError(
                 f"round {record.t} cannot follow round {len(self._records)} in the run file"
             )
-        self._write(_line(asdict(record)))
+        self._write(_line(_record_json(record)))
         self._records.append(record)
 
     def _write(self, data: bytes) -> None:
@@ -356,7 +365,7 @@ class RunFile:
     def _rewrite(self, horizon: int) -> None:
         """Replace the file by its header and the rounds ``read`` kept, atomically."""
         data = _line({"header": self.header}) + b"".join(
-            _line(asdict(record)) for record in self._records
+            _line(_record_json(record)) for record in self._records
         )
         damaged = self._keep_damaged_copy() if self._repair == "damaged" else None
         try:

@@ -49,7 +49,7 @@ from botorch.exceptions.errors import UnsupportedError
 from torch import Tensor
 
 from botorch_mtucb.utils.checks import check_kernel_values
-from botorch_mtucb.utils.domains import FiniteDomain, find_rows
+from botorch_mtucb.utils.domains import FiniteDomain, RowIndex, find_rows
 from botorch_mtucb.utils.linalg import GROWTH, HEADROOM, GrowingCholesky
 
 # What track_candidates takes: one domain of every task, or one per task.
@@ -228,6 +228,7 @@ class CandidatePosterior:
         self.unique_points: Tensor | None = None
         self.point_of_column: Tensor | None = None
         self.sample_roots: tuple[Tensor, Tensor] | None = None  # candidate_samples
+        self._rows: RowIndex | None = None  # the lookup of points (_row_index)
 
     # ------------------------------------------------------------------ lookups
     def locate(self, X: Tensor) -> Tensor | None:
@@ -239,17 +240,24 @@ class CandidatePosterior:
             return None
         if X.shape[-1] != self.points.shape[-1] or X.dtype != self.points.dtype:
             return None
-        return find_rows(self.points, X[:, 0, :])
+        return self._row_index().find(X[:, 0, :])
 
     def locate_rows(self, X: Tensor) -> Tensor | None:
         """The candidates equal to the rows of ``X`` (``k x d``), or ``None``."""
-        return find_rows(self.points, X)
+        return self._row_index().find(X)
+
+    def _row_index(self) -> RowIndex:
+        """The lookup of ``points`` (rebuilt when they were moved)."""
+        index = self._rows
+        if index is None or index.points is not self.points:
+            self._rows = index = RowIndex(self.points)
+        return index
 
     def locate_columns(self, X: Tensor, tasks: Tensor) -> Tensor | None:
         """The columns of the scalar observations ``(X_j, tasks_j)`` (general route), or
         ``None`` if one of them is not a column."""
         if self.offsets is None:
-            index = find_rows(self.points, X)
+            index = self._row_index().find(X)
             return None if index is None else index * self.num_tasks + tasks
         found = []
         for x, task in zip(X, tasks.tolist()):

@@ -230,13 +230,16 @@ def light_sensor_problem() -> MultiTaskProblem:
     """
     setup = _light_sensor_setup()
     X, F, readings = setup["X"], setup["F"], setup["readings"]
+    rows: dict[tuple[float, ...], int] = {}
+    for i, row in enumerate(X.tolist()):
+        rows.setdefault(tuple(row), i)
 
     def objective(points: Tensor) -> Tensor:
-        index = _location_index(X, points)
+        index = _location_index(X, points, rows)
         return F[index]
 
     def observe(x: Tensor, generator: torch.Generator) -> Tensor:
-        index = _location_index(X, x.reshape(1, -1))[0]
+        index = _location_index(X, x.reshape(1, -1), rows)[0]
         draws = torch.randint(0, readings.shape[1], (readings.shape[0],), generator=generator)
         return readings[torch.arange(readings.shape[0]), draws, index]
 
@@ -263,12 +266,19 @@ def light_sensor_problem() -> MultiTaskProblem:
     )
 
 
-def _location_index(X: Tensor, points: Tensor) -> Tensor:
-    """Index of each of ``points`` (``... x 2``) among the locations ``X``.
+def _location_index(
+    X: Tensor, points: Tensor, rows: dict[tuple[float, ...], int] | None = None
+) -> Tensor:
+    """Index of each of ``points`` (``... x 2``) among the locations ``X``; a single point
+    equal to a location is looked up in ``rows`` (each location's index).
 
     Raises:
         ValueError: If a point is not one of the 41 locations.
     """
+    if rows is not None and points.numel() == X.shape[-1] and points.dtype == X.dtype:
+        index = rows.get(tuple(points.reshape(-1).tolist()))
+        if index is not None:
+            return torch.full(points.shape[:-1], index, dtype=torch.long)
     flat = points.reshape(-1, X.shape[-1]).to(X)
     distances = (flat.unsqueeze(-2) - X).abs().amax(dim=-1)  # P x 41
     best = distances.min(dim=-1)

@@ -239,6 +239,63 @@ def improvement_tolerance(value: Tensor) -> float:
 MAX_MATCH_COMPARISONS = 2**22  # entries compared at once by find_rows (32 MiB of booleans)
 
 
+def _checked_rows(points: Tensor, X: Tensor) -> Tensor:
+    """``X`` as ``k x d`` rows in ``points``' dtype and device (``find_rows``' checks)."""
+    if not isinstance(points, Tensor) or points.dim() != 2:
+        raise ValueError("points must be an N x d tensor")
+    d = points.shape[-1]
+    if not isinstance(X, Tensor) or X.dim() > 2 or X.shape[-1] != d or (X.dim() == 1 and d == 0):
+        shape = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
+        raise ValueError(f"X must be k x {d} (or one point of {d} entries), got {shape}")
+    return X.reshape(-1, d).to(dtype=points.dtype, device=points.device)
+
+
+class RowIndex:
+    """``find_rows`` for one finite set of points, looked up in a dictionary of their
+    rows built once: ``O(k d)`` per lookup of ``k`` rows instead of ``O(k N d)``
+    comparisons, for the loops that locate a point or two of the same set every round.
+
+    Args:
+        points: ``N x d`` (each row's first index is kept).
+
+    Raises:
+        ValueError: If ``points`` is not ``N x d``.
+
+    Example:
+        >>> import torch
+        >>> from botorch_mtucb.utils.domains import RowIndex
+        >>> arms = RowIndex(torch.tensor([[0.0, 1.0], [2.0, 3.0], [2.0, 3.0]]))
+        >>> arms.find(torch.tensor([[2.0, 3.0], [0.0, 1.0]]))
+        tensor([1, 0])
+        >>> arms.find(torch.tensor([2.0, 3.5])) is None
+        True
+    """
+
+    def __init__(self, points: Tensor) -> None:
+        if not isinstance(points, Tensor) or points.dim() != 2:
+            raise ValueError("points must be an N x d tensor")
+        self.points = points
+        self._rows: dict[tuple[float, ...], int] = {}
+        for index, row in enumerate(points.tolist()):
+            self._rows.setdefault(tuple(row), index)
+
+    def find(self, X: Tensor) -> Tensor | None:
+        """``find_rows(points, X)``: the index of each row of ``X`` (``k x d``, or one
+        point) among the points, ``None`` if one is not there.
+
+        Raises:
+            ValueError: If ``X`` does not have ``d`` columns.
+        """
+        points = self.points
+        rows = _checked_rows(points, X)
+        if rows.shape == points.shape and torch.equal(rows, points):
+            return torch.arange(rows.shape[0], device=points.device)
+        found = [self._rows.get(tuple(row)) for row in rows.tolist()]
+        if None in found:
+            return None
+        return torch.tensor(found, dtype=torch.long, device=points.device)
+
+
 def find_rows(points: Tensor, X: Tensor) -> Tensor | None:
     """Where the rows of ``X`` are in the finite set ``points``: for each row, the index
     of the first equal row of ``points``; ``None`` if some row is not among them.
@@ -268,13 +325,7 @@ def find_rows(points: Tensor, X: Tensor) -> Tensor | None:
         >>> find_rows(arms, torch.tensor([2.0, 3.5])) is None
         True
     """
-    if not isinstance(points, Tensor) or points.dim() != 2:
-        raise ValueError("points must be an N x d tensor")
-    d = points.shape[-1]
-    if not isinstance(X, Tensor) or X.dim() > 2 or X.shape[-1] != d or (X.dim() == 1 and d == 0):
-        shape = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
-        raise ValueError(f"X must be k x {d} (or one point of {d} entries), got {shape}")
-    rows = X.reshape(-1, d).to(dtype=points.dtype, device=points.device)
+    rows = _checked_rows(points, X)
     if rows.shape == points.shape and torch.equal(rows, points):
         return torch.arange(rows.shape[0], device=points.device)
     block = max(1, MAX_MATCH_COMPARISONS // max(points.numel(), 1))

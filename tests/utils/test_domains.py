@@ -18,6 +18,7 @@ from botorch_mtucb.utils.domains import (
     MAX_RAW_SAMPLES,
     BoxDomain,
     FiniteDomain,
+    RowIndex,
     find_rows,
     maximize_acquisition,
 )
@@ -91,6 +92,21 @@ def test_other_domains_are_refused_and_arms_are_found():
     with pytest.raises(ValueError, match="points must be an N x d"):
         find_rows(arms[0], arms)
     assert find_rows(arms, torch.tensor([[2.0, 3.5]])) is None
+
+
+def test_row_index_finds_what_find_rows_finds():
+    arms = torch.tensor([[0.0, 1.0], [2.0, 3.0], [2.0, 3.0], [-0.0, 5.0]])
+    index = RowIndex(arms)
+    for X in (torch.tensor([2.0, 3.0]), arms.double(), arms[[2, 0, 0]], arms[:0],
+              torch.tensor([[0.0, 5.0]]), torch.tensor([[2.0, 3.5]])):  # fmt: skip
+        expected = find_rows(arms, X)
+        found = index.find(X)
+        assert (found is None) == (expected is None)
+        assert expected is None or found.tolist() == expected.tolist()
+    with pytest.raises(ValueError, match="X must be k x 2"):
+        index.find(torch.tensor([2.0]))
+    with pytest.raises(ValueError, match="points must be an N x d"):
+        RowIndex(arms[0])
 
 
 def test_find_rows_compares_in_blocks(monkeypatch):

@@ -23,7 +23,7 @@ its alpha search) is computed only where it can win.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -42,7 +42,11 @@ from botorch_mtucb.confidence.martingale_mixture.alpha_search import search_rang
 from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_alphas
 from botorch_mtucb.kernels import UniformSimilarityTaskKernel
 from botorch_mtucb.kernels.task_checks import check_b
-from botorch_mtucb.scalarization import Scalarization
+from botorch_mtucb.scalarization import (
+    ChebyshevScalarization,
+    LinearScalarization,
+    Scalarization,
+)
 from botorch_mtucb.utils.checks import check_choice, check_positive
 from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisition
 from botorch_mtucb.utils.screening import screened_argmax
@@ -165,23 +169,38 @@ class MultiTaskMartingaleMixtureRule:
         r"""The first maximizer over ``points`` (``N x d``) of the exact ``u_{t-1}``,
         screened by the grid bound (``utils.screened_argmax`` with exact ties only, the
         tie-breaking of ``optimize_acqf_discrete``). The grid: three points per decade over
-        ``alpha_search.search_range`` of the spectrum.
+        ``alpha_search.search_range`` of the spectrum. On the Kronecker route the points
+        are the bound's tracked candidates (``track_candidates``: kernel values read from
+        ``k(D, D)``) and the linear or Chebyshev bound is assembled from
+        ``candidate_upper``, as ``ScalarizedMartingaleMixtureUCB`` assembles it from
+        ``upper``.
 
         Returns:
             The chosen point (``d``).
         """
-        low, high = search_range(self.bound.spectrum().eigenvalues, self.bound.base_alpha)
+        bound = self.bound
+        functional = _scalarized_functional(scalarization, bound.num_tasks)
+        tracked = functional is not None and bound.track_candidates(points)
+        low, high = search_range(bound.spectrum().eigenvalues, bound.base_alpha)
         decades = math.log10(high / low)
         grid = torch.logspace(
             math.log10(low), math.log10(high), max(int(3 * decades) + 1, 3), dtype=_DTYPE
         )
         with torch.no_grad():
-            screen = ScalarizedMartingaleMixtureUCB(self.bound, scalarization, alphas=grid)
-            exact = ScalarizedMartingaleMixtureUCB(self.bound, scalarization, alphas=None)
-            upper = screen(points.unsqueeze(-2)).to(_DTYPE)
+            if tracked:
+                weights, combine = functional
+                upper = combine(bound.candidate_upper(None, weights, alphas=grid))
 
-            def score(indices: Tensor) -> Tensor:
-                return exact(points[indices].unsqueeze(-2)).to(_DTYPE)
+                def score(indices: Tensor) -> Tensor:
+                    return combine(bound.candidate_upper(indices, weights))
+
+            else:
+                screen = ScalarizedMartingaleMixtureUCB(bound, scalarization, alphas=grid)
+                exact = ScalarizedMartingaleMixtureUCB(bound, scalarization, alphas=None)
+                upper = screen(points.unsqueeze(-2)).to(_DTYPE)
+
+                def score(indices: Tensor) -> Tensor:
+                    return exact(points[indices].unsqueeze(-2)).to(_DTYPE)
 
             index = screened_argmax(upper, score, rtol=0.0)
         return points[index].detach()
@@ -204,6 +223,26 @@ class MultiTaskMartingaleMixtureRule:
             "mixture_scale": bound.mixture_scale,
             "alphas": None if self.alphas is None else self.alphas.tolist(),
         }
+
+
+def _scalarized_functional(
+    scalarization: Scalarization, num_tasks: int
+) -> tuple[Tensor, Callable[[Tensor], Tensor]] | None:
+    """The functionals ``W`` (``F x n``) whose bounds give ``ScalarizedMartingaleMixtureUCB``'s
+    value (its per-task form) and the map from their bounds (``k x F``) to it: ``w`` for
+    a linear scalarization (its own bound), the unit vectors for a Chebyshev one (``s``
+    of the per-task bounds); ``None`` for anything else, or weights that are not one
+    vector of ``n``."""
+    weights = getattr(scalarization, "weights", None)
+    if not isinstance(weights, Tensor) or tuple(weights.shape) != (num_tasks,):
+        return None
+    if isinstance(scalarization, LinearScalarization):
+        return weights.detach().to(_DTYPE).reshape(1, -1), lambda values: values[:, 0]
+    if isinstance(scalarization, ChebyshevScalarization):
+        if tuple(scalarization.reference_point.shape) != (num_tasks,):
+            return None
+        return torch.eye(num_tasks, dtype=_DTYPE), scalarization
+    return None
 
 
 def task_indexed_norm_bound(

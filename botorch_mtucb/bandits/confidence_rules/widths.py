@@ -23,6 +23,12 @@ from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound
 from torch import Tensor
 
 from botorch_mtucb.acquisition import ScalarizedMultiTaskUCB
+from botorch_mtucb.acquisition.input_checks import check_width
+from botorch_mtucb.acquisition.posterior_moments import posterior_mean_and_covariance
+from botorch_mtucb.acquisition.scalarized_ucb import (
+    check_scalarized_arguments,
+    scalarized_ucb_values,
+)
 from botorch_mtucb.confidence import (
     ay_gp_ucb_width,
     bkb_width,
@@ -36,6 +42,8 @@ from botorch_mtucb.confidence import (
 from botorch_mtucb.models.nystrom_vector_valued_gp import NystromVectorValuedGP
 from botorch_mtucb.scalarization import Scalarization
 from botorch_mtucb.utils.domains import Domain, FiniteDomain, maximize_acquisition
+
+DISCRETE_BATCH = 2048  # optimize_acqf_discrete's batch: larger domains take its route
 
 
 class WidthRule:
@@ -97,6 +105,7 @@ class WidthRule:
         self._settings = None if settings is None else dict(settings)
         self._tracking_asked = False
         self.width = width_function(model)
+        self._checked_width: Tensor | None = None  # the width as the acquisition holds it
 
     def acquisition(self, scalarization: Scalarization | None = None) -> AcquisitionFunction:
         """``UpperConfidenceBound(model, beta=width^2)``, or for a scalarization
@@ -109,10 +118,40 @@ class WidthRule:
         self, domain: Domain, generator: torch.Generator | None, *objective: Any
     ) -> Tensor:
         """The maximizer of the acquisition over ``domain`` (``maximize_acquisition``; on
-        tracked candidates the values of the plain posterior to round-off)."""
+        tracked candidates the values of the plain posterior to round-off). On a finite
+        domain with ``ScalarizedMultiTaskUCB``, its values are computed from the posterior
+        moments at the domain's points (``scalarized_ucb_values``, the same numbers and
+        the first maximizer, as ``optimize_acqf_discrete`` in one batch of at most
+        ``DISCRETE_BATCH`` points) without building the acquisition.
+
+        Raises:
+            ValueError: If the acquisition is NaN somewhere on a finite domain.
+        """
         self._track()
+        if (
+            isinstance(domain, FiniteDomain)
+            and domain.points.shape[0] <= DISCRETE_BATCH
+            and len(objective) == 1
+            and self.acquisition_class is ScalarizedMultiTaskUCB
+        ):
+            return self._maximize_on_points(domain.points, objective[0])
         x, _ = maximize_acquisition(self.acquisition(*objective), domain, generator)
         return x.detach()
+
+    def _maximize_on_points(self, points: Tensor, scalarization: Scalarization) -> Tensor:
+        """The first maximizer of ``ScalarizedMultiTaskUCB`` over ``points`` (``N x d``)."""
+        scalarization, _ = check_scalarized_arguments(self.model, scalarization, None)
+        if self._checked_width is None:
+            self._checked_width = check_width(self.width)
+        with torch.no_grad():
+            mean, covariance = posterior_mean_and_covariance(self.model, points.unsqueeze(-2))
+            values = scalarized_ucb_values(mean, covariance, scalarization, self._checked_width)
+        if bool(torch.isnan(values).any()):
+            raise ValueError(
+                "the acquisition function ScalarizedMultiTaskUCB returned NaN, so it has "
+                "no maximizer; check the model's data and hyperparameters for NaN or inf"
+            )
+        return points[torch.argmax(values)].detach()
 
     def update(self, X: Tensor, Y: Tensor, generator: torch.Generator | None = None) -> None:
         """Condition the model on ``(X, Y)``, then recompute the width."""
@@ -125,6 +164,7 @@ class WidthRule:
         else:
             self.model.append_observations(X, Y)
         self.width = self.width_function(self.model)
+        self._checked_width = None
 
     def _track(self) -> None:
         if self._tracking_asked:

@@ -125,8 +125,9 @@ class ScalarizedEnvironment:
         scalarization = context["_scalarization"]
         with torch.no_grad():
             value = self.problem.objective(x.reshape(1, -1).detach()).to(torch.float64)
-        value = scalarization(value)[0]
-        best = torch.maximum(scalarization(self._values).amax(), value)
+            scalarized = scalarization(torch.cat([self._values, value]))  # M + 1
+            value = scalarized[-1]
+            best = torch.maximum(scalarized[:-1].amax(), value)
         return float(best - value)
 
     def bayes_regret_curve(self, X: Tensor) -> Tensor:

@@ -27,17 +27,23 @@ the objective is empirically quasiconvex (Section 4.3), and any ``alpha`` gives 
 bound, so a poor search only loosens it. Against a golden-section search to ``4e-7``
 decades (54 evaluations) the values agree to round-off
 (``2e-8`` relative where the objective is flat at that level, ``1e-12`` elsewhere) in
-about a fifth of the passes over the spectrum, and no host synchronization. The lower
+about a fifth of the passes over the spectrum, and no host synchronization (on the CPU
+the search runs on NumPy arrays: the steps are small and dispatch-bound). The lower
 bound is the mirror image (``v z`` replaced by ``-v z``, the result negated). A fixed
 grid of alphas (DMM-UCB, Section 5.4) takes the minimum over the grid instead
 (``minimize_over_grid``). ``kronecker.KroneckerSpectralDual`` is the same search for
 full-vector ICM data without the ``(N F) x (n t)`` projections.
+
+Why this module is long: the search is written once for tensors and NumPy arrays
+(``_search``), and its steps on arrays (``_ArrayDual``) sit beside those on tensors
+(``SpectralDual``) whose formulas they share.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -62,6 +68,8 @@ def posterior_std(prior_variance: Tensor, explained_variance: Tensor) -> Tensor:
         0.5
     """
     variance = prior_variance - explained_variance
+    if isinstance(variance, np.ndarray):  # the search on NumPy arrays (SpectralDual.minimize)
+        return np.sqrt(np.maximum(variance, np.finfo(variance.dtype).tiny))
     return variance.clamp_min(torch.finfo(variance.dtype).tiny).sqrt()
 
 
@@ -76,6 +84,8 @@ def dual_value(mean: Tensor, std: Tensor, radius_tilde_sq: Tensor, alpha: Tensor
         >>> dual_value(torch.tensor(1.0), torch.tensor(0.5), torch.tensor(4.0), torch.tensor(1.0))
         tensor(2.)
     """
+    if isinstance(radius_tilde_sq, np.ndarray):  # the search on NumPy arrays
+        return mean + np.sqrt(np.maximum(radius_tilde_sq, 0.0) / alpha) * std
     return mean + (radius_tilde_sq.clamp_min(0.0) / alpha).sqrt() * std
 
 
@@ -181,22 +191,18 @@ class SpectralDual:
         Returns:
             ``phi``, ``d phi / ds``, ``d^2 phi / ds^2`` (each ``N``).
         """
-        a = alpha.unsqueeze(-1)
-        r1 = 1.0 / (self.spectrum.eigenvalues + a)  # N x t
+        r1 = (self.spectrum.eigenvalues + alpha.unsqueeze(-1)).reciprocal()  # N x t
         if self.variance_eigenvalues is None:  # the three sums over one spectrum at once
-            sums = _power_sums(self._numerators(), r1)  # 3 x N x 3
-            (A1, E1, D1), (A2, E2, D2), (A3, E3, D3) = (power.unbind(-1) for power in sums)
+            sums = _power_sums(self._numerators(), r1)  # N x 3 (sums) x 3 (derivatives)
         else:  # pending points: the variance reads another spectrum
-            q1 = 1.0 / (self.variance_eigenvalues + a)
+            q1 = (self.variance_eigenvalues + alpha.unsqueeze(-1)).reciprocal()
             mean_fit = torch.stack([self.signed_projection, self._squared_y.expand_as(r1)], -2)
-            (A1, D1), (A2, D2), (A3, D3) = (power.unbind(-1) for power in _power_sums(mean_fit, r1))
-            E1, E2, E3 = (
-                power.squeeze(-1)
-                for power in _power_sums(self.squared_projection.unsqueeze(-2), q1)
-            )
+            explained = _power_sums(self.squared_projection.unsqueeze(-2), q1)
+            sums = torch.cat([_power_sums(mean_fit, r1), explained], -2)[:, [0, 2, 1]]
+        mean, explained, fit = (part.unbind(-1) for part in sums.unbind(-2))
         return dual_log_derivatives(
-            alpha, (A1, -A2, 2.0 * A3), (E1, -E2, 2.0 * E3), (D1, -D2, 2.0 * D3),
-            self.radius_sq, self.rkhs_norm_bound, self.prior_variance,
+            alpha, mean, explained, fit, self.radius_sq, self.rkhs_norm_bound,
+            self.prior_variance,
         )  # fmt: skip
 
     def prepare_refinement(self, log_alphas: Tensor) -> None:
@@ -213,40 +219,151 @@ class SpectralDual:
         curvature is replaced by bisection, and the bracket shrinks to the side where
         the minimum lies (the sign of ``d phi / ds``; quasiconvexity). A fixed number of
         steps and no host synchronization. The best point evaluated is returned (two
-        tensors of shape ``N``); any ``alpha`` gives a valid bound.
+        tensors of shape ``N``); any ``alpha`` gives a valid bound. On the CPU, in float64
+        and without gradients, the same steps run on NumPy arrays (``_ArrayDual``: each of
+        them costs a fraction of a torch call on these small arrays), with the same values
+        to round-off.
         """
         low, high = search_range(self.spectrum.eigenvalues, base_alpha)
         num_grid = max(int(math.ceil(GRID_PER_DECADE * math.log10(high / low))) + 1, 3)
+        arrays = _ArrayDual.of(self)
+        if arrays is not None:  # on the CPU: the same steps on NumPy arrays
+            alpha, value = _search(arrays, np.linspace(math.log(low), math.log(high), num_grid))
+            like = self.radius_sq
+            return torch.from_numpy(alpha).to(like), torch.from_numpy(value).to(like)
         dtype, device = self.radius_sq.dtype, self.radius_sq.device
         grid = torch.linspace(math.log(low), math.log(high), num_grid, dtype=dtype, device=device)
-        values = self.grid_values(grid.exp())  # N x G
-        best_value, j = values.min(dim=-1)
-        left = grid[(j - 1).clamp_min(0)]
-        right = grid[(j + 1).clamp_max(num_grid - 1)]
-        best_log = grid[j]
-        self.prepare_refinement(best_log)
-        step = (grid[1] - grid[0]) * _parabola_vertex(values, j)  # the parabola through j -+ 1
-        s = best_log + step
-        s = torch.minimum(torch.maximum(s, left), right)
-        previous = right - left  # the length of the step before last (rtsafe's rule)
-        last = previous
-        for _ in range(NEWTON_STEPS):
-            value, slope, curvature = self.log_derivatives(s.exp())
-            better = value < best_value
-            best_value = torch.where(better, value, best_value)
-            best_log = torch.where(better, s, best_log)
-            right = torch.where(slope > 0, s, right)
-            left = torch.where(slope > 0, left, s)
-            newton = -slope / torch.where(curvature > 0, curvature, torch.ones_like(curvature))
-            step = s + newton
-            take = (curvature > 0) & (step > left) & (step < right)
-            take = take & (newton.abs() < 0.5 * previous)  # else it may oscillate: bisect
-            middle = 0.5 * (left + right)
-            previous, last = last, torch.where(take, newton.abs(), (middle - s).abs())
-            s = torch.where(take, step, middle)
-        value = self(s.exp())
+        return _search(self, grid)
+
+
+def _search(dual, grid):
+    """``SpectralDual.minimize``'s search on ``grid`` (``G`` log-alphas) for ``dual`` (a
+    ``SpectralDual`` on tensors, or an ``_ArrayDual`` on NumPy arrays: the functions are
+    those of ``torch`` or ``numpy``, whichever holds the grid)."""
+    xp = np if isinstance(grid, np.ndarray) else torch
+    values = dual.grid_values(xp.exp(grid))  # N x G
+    j = xp.argmin(values, -1)
+    last_index = grid.shape[0] - 1
+    rows = _rows(values)
+    best_value = values[rows, j]
+    left = grid[xp.clip(j - 1, 0, last_index)]
+    right = grid[xp.clip(j + 1, 0, last_index)]
+    best_log = grid[j]
+    dual.prepare_refinement(best_log)
+    step = (grid[1] - grid[0]) * _parabola_vertex(values, j)  # the parabola through j -+ 1
+    s = xp.minimum(xp.maximum(best_log + step, left), right)
+    previous = right - left  # the length of the step before last (rtsafe's rule)
+    last = previous
+    for _ in range(NEWTON_STEPS):
+        value, slope, curvature = dual.log_derivatives(xp.exp(s))
         better = value < best_value
-        return torch.where(better, s, best_log).exp(), torch.where(better, value, best_value)
+        best_value = xp.where(better, value, best_value)
+        best_log = xp.where(better, s, best_log)
+        rising = slope > 0
+        right = xp.where(rising, s, right)
+        left = xp.where(rising, left, s)
+        convex = curvature > 0
+        newton = -slope / xp.where(convex, curvature, 1.0)
+        step = s + newton
+        length = xp.abs(newton)
+        take = convex & (step > left) & (step < right)
+        take = take & (length < 0.5 * previous)  # else it may oscillate: bisect
+        middle = 0.5 * (left + right)
+        previous, last = last, xp.where(take, length, xp.abs(middle - s))
+        s = xp.where(take, step, middle)
+    value = dual(xp.exp(s))
+    better = value < best_value
+    return xp.exp(xp.where(better, s, best_log)), xp.where(better, value, best_value)
+
+
+def _rows(values):
+    """``0 .. N - 1`` for the rows of ``values`` (a tensor on its device, or an array)."""
+    if isinstance(values, np.ndarray):
+        return np.arange(values.shape[0])
+    return torch.arange(values.shape[0], device=values.device)
+
+
+class _ArrayDual:
+    """A ``SpectralDual`` on NumPy arrays, for its search on the CPU: on arrays of a few
+    hundred numbers each of the search's steps costs a fraction of a torch call, and
+    they are the same steps (``grid_values``, ``log_derivatives`` and the objective, as
+    ``SpectralDual``'s; the variance always through its own spectrum, that of ``K_t``
+    without pending points), with the same numbers to round-off."""
+
+    def __init__(self, dual: SpectralDual) -> None:
+        self.eigenvalues = dual.spectrum.eigenvalues.detach().numpy()
+        variance = dual.variance_eigenvalues
+        self.variance_eigenvalues = None if variance is None else variance.detach().numpy()
+        self.signed_projection = sp = dual.signed_projection.detach().numpy()
+        self.squared_projection = sq = dual.squared_projection.detach().numpy()
+        self.squared_y = dual._squared_y.detach().numpy()
+        self.prior_variance = dual.prior_variance.detach().numpy()
+        self.radius_sq, self.rkhs_norm_bound = float(dual.radius_sq), float(dual.rkhs_norm_bound)
+        squared_y = np.broadcast_to(self.squared_y, sp.shape)
+        self.mean_fit = np.stack([sp, squared_y], axis=-2)  # N x 2 x t
+        self.explained = sq[:, None, :]  # N x 1 x t
+
+    @classmethod
+    def of(cls, dual: SpectralDual) -> _ArrayDual | None:
+        """The arrays of ``dual`` when its search can run on them: a plain
+        ``SpectralDual`` in float64 on the CPU, without gradients."""
+        if type(dual) is not SpectralDual:
+            return None
+        tensors = (dual.signed_projection, dual.squared_projection, dual.prior_variance)
+        tensors = (*tensors, dual.spectrum.eigenvalues, dual.radius_sq)
+        if dual.variance_eigenvalues is not None:
+            tensors = (*tensors, dual.variance_eigenvalues)
+        if any(t.device.type != "cpu" or t.dtype != torch.float64 for t in tensors):
+            return None
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return None
+        return cls(dual)
+
+    def prepare_refinement(self, log_alphas: np.ndarray) -> None:
+        """Nothing to prepare (``SpectralDual.prepare_refinement``)."""
+
+    def _inverses(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``1 / (lambda + alpha)`` of the spectrum and of the variance's (``... x t``)."""
+        inverse = 1.0 / (self.eigenvalues + alpha[:, None])
+        if self.variance_eigenvalues is None:
+            return inverse, inverse
+        return inverse, 1.0 / (self.variance_eigenvalues + alpha[:, None])
+
+    def grid_values(self, alphas: np.ndarray) -> np.ndarray:
+        """``SpectralDual.grid_values``: ``N x G``."""
+        inverse, inverse_var = self._inverses(alphas)  # G x t
+        mean = self.signed_projection @ inverse.T
+        explained = self.squared_projection @ inverse_var.T
+        std = posterior_std(self.prior_variance[:, None], explained)
+        data_fit = alphas * (inverse @ self.squared_y)
+        rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alphas, data_fit)
+        return dual_value(mean, std, rt2, alphas)
+
+    def log_derivatives(self, alpha: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``SpectralDual.log_derivatives`` (``N`` each)."""
+        r1, q1 = self._inverses(alpha)  # N x t
+        scales = _DERIVATIVE_SCALES.numpy()
+        mean, fit = np.moveaxis((self.mean_fit @ _powers(r1)) * scales, 1, 0)  # N x 3 each
+        explained = (self.explained @ _powers(q1))[:, 0] * scales
+        return dual_log_derivatives(
+            alpha, tuple(mean.T), tuple(explained.T), tuple(fit.T), self.radius_sq,
+            self.rkhs_norm_bound, self.prior_variance,
+        )  # fmt: skip
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        """The objective at one ``alpha`` per point (``SpectralDual.__call__``)."""
+        inverse, inverse_var = self._inverses(alpha)  # N x t
+        mean = (self.signed_projection * inverse).sum(-1)
+        std = posterior_std(self.prior_variance, (self.squared_projection * inverse_var).sum(-1))
+        data_fit = alpha * (self.squared_y * inverse).sum(-1)
+        rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alpha, data_fit)
+        return dual_value(mean, std, rt2, alpha)
+
+
+def _powers(ratios: np.ndarray) -> np.ndarray:
+    """``[r, r^2, r^3]`` of ``ratios`` (``N x t``): ``N x t x 3``."""
+    squared = ratios * ratios
+    return np.stack([ratios, squared, squared * ratios], axis=-1)
 
 
 def dual_log_derivatives(
@@ -291,49 +408,53 @@ def dual_log_derivatives(
     m, m1, m2 = mean
     e, e1, e2 = explained
     d, d1, d2 = fit
-    T = radius_sq / alpha + rkhs_norm_bound**2 - d
-    T1 = -radius_sq / alpha**2 - d1
-    T2 = 2.0 * radius_sq / alpha**3 - d2
-    V, V1, V2 = prior_variance - e, -e1, -e2
+    inverse = 1.0 / alpha
+    scaled = radius_sq * inverse  # R_t^2 / alpha
+    T = scaled + rkhs_norm_bound**2 - d
+    T1 = -scaled * inverse - d1
+    T2 = 2.0 * scaled * inverse * inverse - d2
+    V = prior_variance - e  # V' = -e', V'' = -e''
     live = (T > 0) & (V > 0)
-    P = torch.where(live, T * V, torch.zeros_like(T))
-    root = P.sqrt()
-    safe_root = torch.where(live, root, torch.ones_like(root))
-    P1 = T1 * V + T * V1
-    P2 = T2 * V + 2.0 * T1 * V1 + T * V2
-    g1 = torch.where(live, P1 / (2.0 * safe_root), torch.zeros_like(P1))
-    g2 = torch.where(
-        live, P2 / (2.0 * safe_root) - P1 * P1 / (4.0 * safe_root**3), torch.zeros_like(P2)
-    )
-    first = m1 + g1  # d phi / d alpha
-    return m + root, alpha * first, alpha * first + alpha**2 * (m2 + g2)
+    xp = np if isinstance(V, np.ndarray) else torch  # NumPy: the search on the CPU
+    root = xp.sqrt(xp.where(live, T * V, 0.0))
+    half = 0.5 / xp.where(live, root, 1.0)  # 1 / (2 sqrt(P)) where live
+    P1 = T1 * V - T * e1
+    P2 = T2 * V - 2.0 * T1 * e1 - T * e2
+    g1 = xp.where(live, P1 * half, 0.0)  # d sqrt(P) / d alpha
+    g2 = xp.where(live, (P2 - 2.0 * g1 * g1) * half, 0.0)  # P2 / 2 sqrt(P) - P1^2 / 4 P^1.5
+    first = alpha * (m1 + g1)  # d phi / ds = alpha d phi / d alpha
+    return m + root, first, first + alpha * alpha * (m2 + g2)
 
 
 def _parabola_vertex(values: Tensor, j: Tensor) -> Tensor:
     """Per row of ``values`` (``N x G``, a uniform grid), the offset of the vertex of the
     parabola through the grid points ``j - 1, j, j + 1`` from point ``j``, in grid steps
-    (within ``[-1, 1]``; ``0`` at the ends of the grid or without upward curvature)."""
+    (within ``[-1, 1]``; ``0`` at the ends of the grid or without upward curvature).
+    Tensors or NumPy arrays."""
+    xp = np if isinstance(values, np.ndarray) else torch
     G = values.shape[-1]
     inner = (j > 0) & (j < G - 1)
-    rows = torch.arange(values.shape[0], device=values.device)
-    below = values[rows, (j - 1).clamp_min(0)]
-    above = values[rows, (j + 1).clamp_max(G - 1)]
+    rows = _rows(values)
+    below = values[rows, xp.clip(j - 1, 0, G - 1)]
+    above = values[rows, xp.clip(j + 1, 0, G - 1)]
     centre = values[rows, j]
     curvature = below - 2.0 * centre + above
-    ok = inner & (curvature > 0) & torch.isfinite(curvature) & torch.isfinite(below - above)
-    offset = 0.5 * (below - above) / torch.where(ok, curvature, torch.ones_like(curvature))
-    return torch.where(ok, offset.clamp(-1.0, 1.0), torch.zeros_like(offset))
+    ok = inner & (curvature > 0) & xp.isfinite(curvature) & xp.isfinite(below - above)
+    offset = 0.5 * (below - above) / xp.where(ok, curvature, 1.0)
+    return xp.where(ok, xp.clip(offset, -1.0, 1.0), 0.0)
 
 
-def _power_sums(numerators: Tensor, ratios: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """``sum_i numerators[n, j, i] ratios[n, i]^k`` for ``k = 1, 2, 3`` (``N x J`` each),
-    as batched matrix-vector products (``numerators`` ``N x J x t``, ``ratios`` ``N x
-    t``)."""
+def _power_sums(numerators: Tensor, ratios: Tensor) -> Tensor:
+    """``sum_i numerators[n, j, i] ratios[n, i]^k`` for ``k = 1, 2, 3``, scaled to the
+    sums' value and first two ``alpha``-derivatives (``d/d alpha (lambda + alpha)^{-1} =
+    -(lambda + alpha)^{-2}``, the second ``2 (lambda + alpha)^{-3}``): ``N x J x 3``,
+    one batched product (``numerators`` ``N x J x t``, ``ratios`` ``N x t``)."""
     squared = ratios * ratios
-    return tuple(
-        (numerators @ power.unsqueeze(-1)).squeeze(-1)
-        for power in (ratios, squared, squared * ratios)
-    )
+    powers = torch.stack([ratios, squared, squared * ratios], -1)  # N x t x 3
+    return (numerators @ powers) * _DERIVATIVE_SCALES.to(ratios)
+
+
+_DERIVATIVE_SCALES = torch.tensor([1.0, -1.0, 2.0], dtype=torch.float64)
 
 
 def search_range(eigenvalues: Tensor, base_alpha: float) -> tuple[float, float]:

@@ -100,6 +100,7 @@ class MartingaleMixtureBoundBase(RebuiltOnLoad):
         super().__init__()
         self.input_transform: Module | None = None
         self._pending: PendingInputs | None = None  # the last X_pending's inputs
+        self._finite_radius: Tensor | None = None  # the last R_t^2 found finite
 
     # ------------------------------------------------------------ subclass hooks
     def _prepare_data(self) -> None:
@@ -233,6 +234,8 @@ class MartingaleMixtureBoundBase(RebuiltOnLoad):
                 ``noise_std``); the bounds would be NaN (``R~^2 = inf - inf``).
         """
         value = self.gram_spectrum.radius_squared(self)
+        if value is self._finite_radius:  # the value kept with the spectrum, checked
+            return value
         if not torch.isfinite(value):  # would give NaN bounds (R~^2 = inf - inf)
             raise ValueError(
                 f"the radius R_t^2 of paper 002's eq. (8) is {float(value)}: the data fit "
@@ -241,6 +244,7 @@ class MartingaleMixtureBoundBase(RebuiltOnLoad):
                 f"{float(self.train_Y.abs().max()):.3g}) at noise_std = {self.noise_std:g}; "
                 "rescale them (and rkhs_norm_bound and noise_std by the same factor)"
             )
+        self._finite_radius = value
         return value
 
     def radius_tilde_squared(self, alphas: float | Sequence[float] | Tensor) -> Tensor:

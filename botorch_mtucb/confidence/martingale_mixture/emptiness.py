@@ -18,14 +18,12 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-import torch
 from scipy.optimize import brentq
 from torch import Tensor
 
 from botorch_mtucb.confidence.martingale_mixture.radius import (
     GramSpectrum,
     radius_tilde_squared,
-    spectral_data_fit,
     spectral_radius_squared,
 )
 
@@ -101,7 +99,8 @@ def min_radius_tilde_squared(
     lam = spectrum.eigenvalues.detach().cpu().numpy()
     if lam.size == 0:
         return float(radius_sq)
-    weights = (spectrum.rotated_y.detach().cpu().numpy() ** 2) * lam
+    squared_y = spectrum.rotated_y.detach().cpu().numpy() ** 2
+    weights = squared_y * lam
     b2 = rkhs_norm_bound**2
     scale = max(float(lam.max()), base_alpha)
 
@@ -116,10 +115,9 @@ def min_radius_tilde_squared(
         log_alpha = high
     else:
         log_alpha = brentq(slope, low, high, xtol=THRESHOLD_RTOL)
-    alpha = torch.tensor(math.exp(log_alpha), dtype=spectrum.eigenvalues.dtype)
-    alpha = alpha.to(spectrum.eigenvalues.device)
-    data_fit = spectral_data_fit(spectrum, alpha)
-    return float(radius_tilde_squared(radius_sq, rkhs_norm_bound, alpha, data_fit))
+    alpha = math.exp(log_alpha)
+    data_fit = float(np.sum(alpha / (lam + alpha) * squared_y))  # spectral_data_fit
+    return float(radius_tilde_squared(float(radius_sq), rkhs_norm_bound, alpha, data_fit))
 
 
 def smallest_passing(margin: Callable[[float], float], start: float) -> float:

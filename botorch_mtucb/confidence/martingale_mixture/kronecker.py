@@ -9,8 +9,11 @@ at ``x``, ``U^T k_L = (U_K^T k_t(x)) (x) (U_B^T B w)``: ``O(t^3 + n^3)`` per dat
 (``KroneckerSpectrum``). The exact bounds' 1-D duals are solved by matrix products at
 shared ``alpha`` and power series around them (``KroneckerSpectralDual``: ``O(t n + n
 F)`` per point and ``alpha`` for ``F`` functionals, never the ``(N F) x (n t)``
-projections); the grid bounds likewise (``KroneckerSpectrum.grid``). Repeated inputs
-fold into the distinct ``x_s`` (``repeated_inputs``).
+projections; for small ``N F n t`` the dual on the materialized projections, fewer and
+larger operations); the grid bounds likewise (``KroneckerSpectrum.grid``). Repeated
+inputs fold into the distinct ``x_s`` (``repeated_inputs``). On a finite candidate set
+(``track_candidates``: a fixed kernel on a finite domain) the kernel values at the
+candidates are read from ``k(D, D)``, computed once.
 
 Source: paper 002, Section 4 (eq. (12)), applied to the scalar kernel of paper 000,
 Section 2 (``multi_task_bound``).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -37,12 +41,15 @@ from botorch_mtucb.confidence.martingale_mixture.spectra import (
     functional_prior_variance,
 )
 from botorch_mtucb.utils.checks import check_kernel_values
+from botorch_mtucb.utils.domains import RowIndex
 
 if TYPE_CHECKING:
     from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
 
 SERIES_TERMS = 32  # KroneckerSpectralDual: (10^(1/8) - 1)^32 = 5e-16
 GRID_CHUNK = 2**20  # grid bounds on the Kronecker route: alphas x t x n per batch
+DENSE_ENTRIES = 2**16  # the exact bound's dual on materialized projections up to this size
+SERIES_CHUNK = 2**21  # KroneckerSpectralDual's coefficients: points x F x K x t x n per batch
 
 
 class KroneckerSpectralDual(SpectralDual):
@@ -124,7 +131,8 @@ class KroneckerSpectralDual(SpectralDual):
         t)`` memory; for tests and small cases)."""
         N, F = self.data_factor.shape[0], self.task_factor.shape[0]
         p, q = self.data_factor, self.task_factor
-        projected = (p[:, None, :, None] * q[None, :, None, :]).reshape(N * F, -1)
+        projected = p[:, None, :, None] * q[None, :, None, :]
+        projected = projected.reshape(N * F, p.shape[-1] * q.shape[-1])
         return SpectralDual(
             self.spectrum, self.radius_sq, self.rkhs_norm_bound,
             self.sign * projected * self.spectrum.rotated_y, projected**2, self.prior_variance,
@@ -149,60 +157,68 @@ class KroneckerSpectralDual(SpectralDual):
         self._centers = log_alphas.exp()
         self._series = None
 
-    def _coefficients(self) -> tuple[Tensor, Tensor, Tensor]:
+    def _coefficients(self) -> Tensor:
         """The scaled series coefficients (``alpha_c^k`` times those of ``(lambda +
         alpha_c)^{-k}``) of the mean, explained variance and data fit at each pair's
-        centre: three ``(N F) x K`` tensors (cached when gradients are off)."""
+        centre: ``(N F) x K x 3`` (cached when gradients are off).
+
+        All pairs at once (``SERIES_CHUNK`` entries per batch): the powers ``g^k`` of each
+        pair's ratios (``K x t n``) times the pair's numerators ``[p_a Z_aj q_j, p_a^2
+        q_j^2, Z_aj^2]`` (``t n x 3``), one batched matrix product."""
         if self._series is not None and not torch.is_grad_enabled():
             return self._series
         p, q = self.data_factor, self.task_factor
-        N, F, K = p.shape[0], q.shape[0], SERIES_TERMS
-        centers = self._centers.reshape(N, F)
-        mean = p.new_zeros(N, F, K)
-        explained = p.new_zeros(N, F, K)
-        fit = p.new_zeros(N, F, K)
-        for center in torch.unique(centers):  # a few distinct grid points
-            uses = centers == center  # N x F
-            rows = uses.any(-1).nonzero().squeeze(-1)
-            ratio = center / (self.products + center)  # t x n, in (0, 1]
-            powers = torch.cumprod(ratio.expand(K, *ratio.shape), dim=0)  # K x t x n: g^k
-            p_rows = p[rows]
-            m = ((p_rows @ (powers * self.rotated_Y)) @ q.mT).permute(1, 2, 0)  # R x F x K
-            e = (((p_rows * p_rows) @ powers) @ (q * q).mT).permute(1, 2, 0)
-            d = (powers * self.rotated_Y**2).sum((-2, -1))  # K
-            here = uses[rows].unsqueeze(-1)
-            mean = mean.index_put((rows,), torch.where(here, m, mean[rows]))
-            explained = explained.index_put((rows,), torch.where(here, e, explained[rows]))
-            fit = fit.index_put((rows,), torch.where(here, d.expand_as(m), fit[rows]))
-        series = (self.sign * mean.reshape(N * F, K), explained.reshape(N * F, K))
-        series = (*series, fit.reshape(N * F, K))
+        (N, F), K, (t, n) = (p.shape[0], q.shape[0]), SERIES_TERMS, self.products.shape
+        centers = self._centers.reshape(N, F, 1, 1)
+        Z = self.rotated_Y
+        step = max(1, SERIES_CHUNK // (F * K * t * n))  # points per batch
+        parts = []
+        for start in range(0, N, step):
+            rows, center = p[start : start + step], centers[start : start + step]
+            ratio = center / (self.products + center)  # R x F x t x n, in (0, 1]
+            powers = torch.cumprod(ratio.unsqueeze(2).expand(-1, -1, K, -1, -1), dim=2)
+            mean = (rows[:, None, :, None] * Z) * q[None, :, None, :]  # R x F x t x n
+            explained = (rows * rows)[:, None, :, None] * (q * q)[None, :, None, :]
+            numerators = torch.stack([mean, explained, (Z * Z).expand_as(mean)], dim=-1)
+            parts.append(powers.flatten(-2) @ numerators.flatten(-3, -2))  # R x F x K x 3
+        signs = p.new_tensor([self.sign, 1.0, 1.0])
+        series = torch.cat(parts).reshape(N * F, K, 3) * signs
         if not torch.is_grad_enabled():
             self._series = series
         return series
 
-    def _sums(self, alpha: Tensor) -> tuple[tuple[Tensor, Tensor, Tensor], ...]:
-        """Each sum and its first two ``alpha``-derivatives at ``alpha`` (``(N F)``)."""
+    def _series_powers(self, alpha: Tensor, derivatives: bool) -> Tensor:
+        """The powers of ``v = 1 - alpha / alpha_c`` that the coefficients multiply:
+        ``(N F) x D x K`` with the rows ``v^k`` and, with ``derivatives``, ``-k v^(k-1)``
+        and ``k (k - 1) v^(k-2)`` (``d / d alpha = -d / dv / alpha_c``)."""
         K = SERIES_TERMS
-        center = self._centers
-        v = 1.0 - alpha / center  # the series variable: (lambda + alpha)^-1 in powers of v
+        v = (1.0 - alpha / self._centers).unsqueeze(-1)  # (N F) x 1
         k = torch.arange(K, dtype=v.dtype, device=v.device)
-        powers = v.unsqueeze(-1) ** k  # (N F) x K: v^(k-1) for the k-th coefficient
-        lower = torch.cat([torch.zeros_like(powers[:, :1]), powers[:, :-1]], -1)  # v^(k-2)
-        lowest = torch.cat([torch.zeros_like(powers[:, :2]), powers[:, :-2]], -1)  # v^(k-3)
-        result = []
-        for coefficients in self._coefficients():
-            value = (coefficients * powers).sum(-1) / center
-            first = -(coefficients * k * lower).sum(-1) / center**2  # d/d alpha = -d/dv / c
-            second = (coefficients * k * (k - 1) * lowest).sum(-1) / center**3
-            result.append((value, first, second))
-        return tuple(result)
+        powers = v**k  # (N F) x K
+        if not derivatives:
+            return powers.unsqueeze(-2)
+        zero = powers.new_zeros(powers.shape[0], 2)
+        lower = torch.cat([zero, powers[:, :-1]], -1)  # v^(k-1), after one more zero
+        rows = torch.stack([powers, -k * lower[:, 1:], k * (k - 1) * lower[:, :-1]], -2)
+        return rows
+
+    def _sums(self, alpha: Tensor, derivatives: bool = True) -> Tensor:
+        """The three sums (mean, explained variance, data fit; columns) and, with
+        ``derivatives``, their first two ``alpha``-derivatives (rows): ``(N F) x 3 x 3``
+        (``(N F) x 1 x 3`` without), one batched product with the coefficients."""
+        center = self._centers.unsqueeze(-1)  # (N F) x 1
+        sums = self._series_powers(alpha, derivatives) @ self._coefficients()  # (N F) x D x 3
+        scale = 1.0 / center
+        if derivatives:
+            scale = torch.cat([scale, scale**2, scale**3], -1)
+        return sums * scale.unsqueeze(-1)
 
     def log_derivatives(self, alpha: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """As ``SpectralDual.log_derivatives``, from the series (``(N F)``)."""
-        mean, explained, fit = self._sums(alpha)
+        mean, explained, fit = self._sums(alpha).permute(2, 1, 0)  # each 3 x (N F)
         return dual_log_derivatives(
-            alpha, mean, explained, fit, self.radius_sq, self.rkhs_norm_bound,
-            self.prior_variance,
+            alpha, tuple(mean), tuple(explained), tuple(fit), self.radius_sq,
+            self.rkhs_norm_bound, self.prior_variance,
         )  # fmt: skip
 
     def __call__(self, alpha: Tensor) -> Tensor:
@@ -210,7 +226,7 @@ class KroneckerSpectralDual(SpectralDual):
         pairs' centres (after ``minimize``), from the series; gradients flow to ``p``."""
         if self._centers is None:
             raise RuntimeError("call minimize first: the series are centred at its grid")
-        (mean, _, _), (explained, _, _), (fit, _, _) = self._sums(alpha)
+        mean, explained, fit = self._sums(alpha, derivatives=False)[:, 0].unbind(-1)
         std = posterior_std(self.prior_variance, explained)
         rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alpha, alpha * fit)
         return dual_value(mean, std, rt2, alpha)
@@ -240,30 +256,112 @@ class KroneckerSpectrum(ObservationSpectrum):
         self.register_buffer("task_eigenvectors", U_B, persistent=False)
         self.data_eigenvalues: Tensor | None = None  # lambda of K_t (folded), with the spectrum
         self._distinct.add(bound.train_X[:: bound.num_tasks])  # the distinct x_s
+        # A finite candidate set D (track_candidates) and k(D, D): kernel values at its
+        # points are read from it.
+        self.register_buffer("candidate_points", None, persistent=False)
+        self.register_buffer("candidate_gram", None, persistent=False)
+        self._candidate_source: Tensor | None = None  # the tensor D was given as
+        self._candidate_rows: RowIndex | None = None  # the lookup of D's rows
+        self._found_candidates: tuple[Tensor, Tensor] | None = None  # (D, x_s's candidates)
+        self._spectral_index: Tensor | None = None  # the candidate of each spectral input
+        self._candidate_factor: tuple[GramSpectrum, Tensor] | None = None  # p at D, per spectrum
+        self._radius: tuple[GramSpectrum, tuple[float, ...], Tensor] | None = None
 
     def add(self, bound: MartingaleMixtureBoundBase, X: Tensor, tasks: Tensor, Y: Tensor) -> None:
         self._distinct.add(X[:: bound.num_tasks])
         self.reset()
+
+    def radius_squared(self, bound: MartingaleMixtureBoundBase) -> Tensor:
+        """``R_t^2`` of eq. (8) from the spectrum, kept with it (the round's bounds, the
+        emptiness test and the diagnostics read it several times per spectrum)."""
+        spectrum = self.spectrum(bound)
+        numbers = (bound.noise_std, bound.mixture_scale, bound.delta)
+        if self._radius is None or self._radius[0] is not spectrum or self._radius[1] != numbers:
+            self._radius = (spectrum, numbers, super().radius_squared(bound))
+        return self._radius[2]
+
+    def tracks(self, points: Tensor) -> bool:
+        """Whether ``points`` is the tensor whose candidates are tracked."""
+        return points is self._candidate_source
+
+    def track_candidates(self, bound: MartingaleMixtureBoundBase, points: Tensor) -> None:
+        """Keep the candidate set ``D`` (``points``, ``N x d``, checked by the bound) and
+        ``k(D, D)`` in float64, and recompute the spectrum from it; a no-op for the tensor
+        already tracked.
+
+        Raises:
+            ValueError: If the kernel is not finite at ``points``.
+        """
+        if points is self._candidate_source:
+            return
+        inputs = points.detach().to(device=bound.train_X.device, dtype=bound.train_X.dtype)
+        if self.candidate_points is not None and torch.equal(inputs, self.candidate_points):
+            self._candidate_source = points
+            return
+        with torch.no_grad():
+            gram = bound.kernel.kernels[0](inputs, inputs).to_dense()
+        check_kernel_values(gram, inputs, "points")
+        self.candidate_points, self.candidate_gram = inputs, gram
+        self._candidate_source, self._candidate_factor = points, None
+        self.reset()  # recomputed from k(D, D) where every x_s is a candidate
+
+    def holds_candidates(self, X: Tensor) -> bool:
+        """Whether every row of ``X`` (``m x d``) is a tracked candidate."""
+        return self._candidate_index(X) is not None
+
+    def _candidate_index(self, inputs: Tensor) -> Tensor | None:
+        """The rows of ``inputs`` among the candidates (``None``: none tracked, or a row
+        that is not a candidate)."""
+        if self.candidate_points is None:
+            return None
+        if self._candidate_rows is None or self._candidate_rows.points is not self.candidate_points:
+            self._candidate_rows = RowIndex(self.candidate_points)
+        return self._candidate_rows.find(inputs)
 
     def _compute(self, bound: MartingaleMixtureBoundBase) -> GramSpectrum:
         if bound.num_observations == 0:
             empty = bound.train_Y.new_zeros(0)
             return GramSpectrum(empty, empty.reshape(0, 0), empty)
         Y = bound.train_Y.reshape(-1, bound.num_tasks)
-        kernel = bound.kernel.kernels[0]
         inputs, inverse, counts = self._distinct.groups()
         device = bound.train_X.device
+        inputs = inputs.to(device)
+        index = self._distinct_candidates(inputs)
+        if index is None:
+            kernel = bound.kernel.kernels[0]
+            covariance = lambda A, B: kernel(A, B).to_dense()  # noqa: E731
+        else:  # every x_s is a candidate: K_t (or K_u) is read from k(D, D)
+            block = self.candidate_gram[index][:, index]
+            covariance = lambda A, B: block  # noqa: E731 (the distinct rows, once)
         data = input_spectrum(  # repeated inputs (a finite domain): from the distinct ones
-            lambda A, B: kernel(A, B).to_dense(),
+            covariance,
             bound.train_X[:: bound.num_tasks],
             Y,
             self.task_eigenvectors,
-            (inputs.to(device), inverse.to(device), counts.to(device)),
+            (inputs, inverse.to(device), counts.to(device)),
         )
         eigenvalues = (data.eigenvalues[:, None] * self.task_eigenvalues).reshape(-1)
         self.spectral_inputs, self.spectral_basis = data.inputs, data.basis
         self.data_eigenvalues = data.eigenvalues
+        self._spectral_index = index  # the candidates of spectral_inputs (the x_s)
         return GramSpectrum(eigenvalues, None, data.rotated.reshape(-1))
+
+    def _distinct_candidates(self, inputs: Tensor) -> Tensor | None:
+        """The candidates of the distinct inputs (``u``, in ``groups()`` order; ``None``
+        if one is not a candidate): the rows found before are kept, new ones looked up."""
+        if self.candidate_points is None:
+            return None
+        found = self._found_candidates
+        if found is None or found[0] is not self.candidate_points:
+            found = (self.candidate_points, inputs.new_zeros(0, dtype=torch.long))
+        known = found[1]
+        if known.shape[0] < inputs.shape[0]:
+            new = self._candidate_index(inputs[known.shape[0] :])
+            if new is None:
+                return None
+            found = (found[0], torch.cat([known, new]))
+        self._found_candidates = found
+        return found[1][: inputs.shape[0]]
 
     def factors(
         self, bound: MartingaleMixtureBoundBase, X: Tensor, W: Tensor, inputs: Tensor, basis: Tensor
@@ -311,42 +409,106 @@ class KroneckerSpectrum(ObservationSpectrum):
         if pending is not None or bound.num_observations == 0:
             return super()._spectral_values(bound, X, W, sign, alphas, radius_tilde_sq, pending)
         prior = functional_prior_variance(bound, X, W)
-        if alphas is None:
-            return sign * self._kronecker_exact(bound, X, W, sign, prior), None
-        rt2 = radius_tilde_sq.clamp_min(0.0)
-        return sign * self._kronecker_grid(bound, X, W, sign, alphas, rt2, prior), None
-
-    def _kronecker_exact(self, bound, X, W, sign, prior) -> Tensor:
-        r"""The exact bound (eq. (12), one ``alpha`` per point and functional) by
-        ``KroneckerSpectralDual``, ``N x F`` signed values."""
-        spectrum = self.spectrum(bound)  # and the eigenvectors of K_t
+        self.spectrum(bound)  # and the eigenvectors of K_t
         p, q = self.factors(bound, X, W, self.spectral_inputs, self.spectral_basis)
+        return self._factored_values(bound, p, q, sign, prior, alphas, radius_tilde_sq), None
+
+    def candidate_values(
+        self,
+        bound: MartingaleMixtureBoundBase,
+        index: Tensor | None,
+        W: Tensor,
+        sign: float,
+        alphas: Tensor | None,
+        radius_tilde_sq: Tensor | None,
+    ) -> Tensor:
+        """``exact`` / ``grid`` at the candidates ``index`` (``k``; ``None``: all) of
+        ``track_candidates``, with ``k(x, x_s)`` and ``k(x, x)`` read from ``k(D, D)``
+        (``k x F`` values)."""
+        gram = self.candidate_gram
+        diagonal = gram.diagonal() if index is None else gram.diagonal()[index]
+        B = bound.kernel.task_covariances[0]
+        prior = diagonal[:, None] * ((W @ B) * W).sum(-1)  # w^T Gamma(x, x) w: k x F
+        if bound.num_observations == 0:
+            return sign * bound.rkhs_norm_bound * posterior_std(prior, torch.zeros_like(prior))
+        p = self._candidate_data_factor(bound)
+        p = p if index is None else p[index]
+        q = W @ B @ self.task_eigenvectors
+        return self._factored_values(bound, p, q, sign, prior, alphas, radius_tilde_sq)
+
+    def _candidate_data_factor(self, bound: MartingaleMixtureBoundBase) -> Tensor:
+        """``p = U_K^T k_t(x)`` at every candidate (``N x r``), kept with the spectrum."""
+        spectrum = self.spectrum(bound)
+        cached = self._candidate_factor
+        if cached is None or cached[0] is not spectrum:
+            index = self._spectral_index
+            if index is None:  # the spectrum was not computed from the candidates
+                index = self._candidate_index(self.spectral_inputs)
+            if index is None:  # a data input that is not a candidate
+                k = bound.kernel.kernels[0](self.candidate_points, self.spectral_inputs)
+                k = k.to_dense().detach()
+            else:
+                k = self.candidate_gram[:, index]
+            self._candidate_factor = cached = (spectrum, k @ self.spectral_basis)
+        return cached[1]
+
+    def _factored_values(self, bound, p, q, sign, prior, alphas, radius_tilde_sq) -> Tensor:
+        """The bound (``N x F``) from the factors ``p`` and ``q``: exact or on a grid."""
+        if alphas is None:
+            return sign * self._kronecker_exact(bound, p, q, sign, prior)
+        rt2 = radius_tilde_sq.clamp_min(0.0)
+        return sign * self._kronecker_grid(bound, p, q, sign, alphas, rt2, prior)
+
+    def _kronecker_exact(self, bound, p, q, sign, prior) -> Tensor:
+        r"""The exact bound (eq. (12), one ``alpha`` per point and functional) by
+        ``KroneckerSpectralDual`` (by its ``dense`` form when the ``(N F) x (n t)``
+        projections hold at most ``DENSE_ENTRIES`` entries: fewer, larger operations),
+        ``N x F`` signed values."""
         dual = KroneckerSpectralDual(
-            spectrum, bound.radius_squared, bound.rkhs_norm_bound, sign, p, q,
+            self.spectrum(bound), bound.radius_squared, bound.rkhs_norm_bound, sign, p, q,
             self.data_eigenvalues, self.task_eigenvalues, prior,
         )  # fmt: skip
+        if prior.numel() * self.task_eigenvalues.numel() * p.shape[-1] <= DENSE_ENTRIES:
+            dual = dual.dense()
         with torch.no_grad():
-            alpha, _ = dual.minimize(bound.base_alpha)
-        return dual(alpha).reshape(X.shape[0], W.shape[0])
+            alpha, value = dual.minimize(bound.base_alpha)
+        if torch.is_grad_enabled():  # the value again, for gradients at the minimizing alpha
+            value = dual(alpha)
+        return value.reshape(prior.shape)
 
-    def _kronecker_grid(self, bound, X, W, sign, grid, rt2, prior) -> Tensor:
+    def _kronecker_grid(self, bound, p, q, sign, grid, rt2, prior) -> Tensor:
         r"""``min_{alpha in A}`` of eq. (12) for every point and functional by matrix
         products: with ``G_{aj} = 1 / (lambda_a mu_j + alpha)`` the mean is ``p (G o Z)
         q^T`` and the explained variance ``p^2 G (q^2)^T`` (``p = U_K^T k_t(x)``, ``q =
         U_B^T B w``, ``Z = U_K^T Y U_B``): ``O(t n + n F)`` per point and ``alpha`` instead
-        of ``O(t n F)`` (linear in ``n`` for the ``n`` per-task bounds)."""
+        of ``O(t n F)`` (linear in ``n`` for the ``n`` per-task bounds). On the CPU in
+        float64 without gradients, on NumPy arrays (a fraction of torch's per-call cost
+        on these small arrays)."""
         Z = self.spectrum(bound).rotated_y.reshape(-1, bound.num_tasks)  # t x n
-        p, q = self.factors(bound, X, W, self.spectral_inputs, self.spectral_basis)
         products = self.data_eigenvalues[:, None] * self.task_eigenvalues  # t x n
-        best = None
-        step = max(1, GRID_CHUNK // products.numel())  # alphas at once: G_chunk x t x n
-        for start in range(0, grid.shape[0], step):
-            alpha = grid[start : start + step, None, None]
-            G = 1.0 / (products + alpha)
-            mean = (p @ (G * Z)) @ q.mT  # G_chunk x N x F
-            explained = (p**2 @ G) @ (q**2).mT
-            std = posterior_std(prior, explained)
-            value = sign * mean + (rt2[start : start + step, None, None] / alpha).sqrt() * std
-            value = value.min(dim=0).values
-            best = value if best is None else torch.minimum(best, value)
-        return best
+        tensors = (p, q, prior, Z, products, grid, rt2)
+        on_arrays = all(x.device.type == "cpu" and x.dtype == torch.float64 for x in tensors)
+        if on_arrays and not (torch.is_grad_enabled() and p.requires_grad):
+            arrays = [x.detach().numpy() for x in tensors]
+            return torch.from_numpy(_grid_minimum(*arrays, sign)).to(p)
+        return _grid_minimum(p, q, prior, Z, products, grid, rt2, sign)
+
+
+def _grid_minimum(p, q, prior, Z, products, grid, rt2, sign):
+    """``KroneckerSpectrum._kronecker_grid`` on tensors or NumPy arrays (``N x F``)."""
+    xp = np if isinstance(p, np.ndarray) else torch
+    (N, t), n = p.shape, products.shape[-1]
+    best = None
+    step = max(1, GRID_CHUNK // (t * n))  # alphas at once: G_chunk x t x n
+    for start in range(0, grid.shape[0], step):
+        alpha = grid[start : start + step, None, None]
+        G = 1.0 / (products + alpha)  # G_chunk x t x n
+        shape = (N, alpha.shape[0], n)
+        # one product over t for all alphas and tasks (N x G_chunk n), then over n
+        mean = (p @ (G * Z).swapaxes(0, 1).reshape(t, -1)).reshape(shape) @ q.T
+        explained = (p**2 @ G.swapaxes(0, 1).reshape(t, -1)).reshape(shape) @ (q**2).T
+        std = posterior_std(prior[..., None, :], explained)
+        width = xp.sqrt(rt2[start : start + step, None] / alpha[..., 0])  # G_chunk x 1
+        value = xp.amin(sign * mean + width * std, -2)
+        best = value if best is None else xp.minimum(best, value)
+    return best

@@ -37,13 +37,17 @@ from gpytorch.kernels import Kernel
 from torch import Tensor
 
 from botorch_mtucb.confidence.martingale_mixture.bound_base import MartingaleMixtureBoundBase
+from botorch_mtucb.confidence.martingale_mixture.gram_cache import check_alpha_grid
 from botorch_mtucb.confidence.martingale_mixture.hallucination import PendingInputs
 from botorch_mtucb.confidence.martingale_mixture.kronecker import KroneckerSpectrum
-from botorch_mtucb.confidence.martingale_mixture.mixture_checks import check_sum_of_squares
+from botorch_mtucb.confidence.martingale_mixture.mixture_checks import (
+    check_query_points,
+    check_sum_of_squares,
+)
 from botorch_mtucb.confidence.martingale_mixture.spectra import DenseSpectrum, ObservationSpectrum
 from botorch_mtucb.kernels.separable_sum import SumOfSeparableKernels, TaskCovarianceLike
 from botorch_mtucb.kernels.task_checks import check_task_covariance, check_task_indices
-from botorch_mtucb.utils.checks import check_kernel_values, check_positive
+from botorch_mtucb.utils.checks import check_finite_result, check_kernel_values, check_positive
 
 _DTYPE = torch.float64
 
@@ -294,9 +298,11 @@ class MultiTaskMartingaleMixtureBound(MartingaleMixtureBoundBase):
         """
         self._check_loaded()
         X, Y, tasks = self._scalar_observations(X, Y, train_tasks, "X", "Y", self.input_dim)
-        with torch.no_grad():
-            values = self.kernel.observation_covariance(X, tasks, X, tasks)
-        check_kernel_values(values, X, "X")
+        spectra = self.gram_spectrum
+        if not (isinstance(spectra, KroneckerSpectrum) and spectra.holds_candidates(X)):
+            with torch.no_grad():  # (the kernel at tracked candidates was checked with them)
+                values = self.kernel.observation_covariance(X, tasks, X, tasks)
+            check_kernel_values(values, X, "X")
         check_sum_of_squares(torch.cat([self.train_Y, Y]).unsqueeze(-1), "Y")
         return self._append(X, tasks, Y)
 
@@ -339,6 +345,89 @@ class MultiTaskMartingaleMixtureBound(MartingaleMixtureBoundBase):
     ) -> Tensor:
         """Lower bound on ``w^T f(x)``, the mirror image of ``upper`` (same arguments)."""
         return self._evaluate(X, weights, alphas, -1.0, X_pending)[0]
+
+    # ------------------------------------------------------------ candidates
+    def track_candidates(self, points: Tensor) -> bool:
+        r"""Keep a finite candidate set ``D`` and its kernel matrix ``k(D, D)``, so that
+        ``candidate_upper`` (and the spectrum, when every ``x_s`` is a candidate) read
+        kernel values from it instead of evaluating the kernel (a fixed kernel on a
+        finite domain). Kronecker route only (``kronecker_route``); calling it again with
+        the same tensor costs nothing, another set replaces the first. The set is
+        forgotten when the bound is rebuilt (``load_state_dict``): track it again.
+
+        Args:
+            points: ``N x d`` candidates (the bound's input space).
+
+        Returns:
+            Whether the candidates are tracked (``False`` off the Kronecker route).
+
+        Raises:
+            TypeError: If ``points`` is not a tensor.
+            ValueError: If ``points`` is not ``N x d`` (``N >= 1``) or holds NaN/inf,
+                or the kernel is not finite at them.
+
+        Example:
+            >>> import torch
+            >>> from gpytorch.kernels import RBFKernel
+            >>> from botorch_mtucb.confidence import MultiTaskMartingaleMixtureBound
+            >>> B = torch.tensor([[1.0, 0.5], [0.5, 1.0]], dtype=torch.float64)
+            >>> D = torch.linspace(0, 1, 6, dtype=torch.float64).unsqueeze(-1)
+            >>> bound = MultiTaskMartingaleMixtureBound(D[:3], D[:3].sin().repeat(1, 2),
+            ...     RBFKernel(), B, 5.0, 0.1, 0.01)
+            >>> bound.track_candidates(D)
+            True
+            >>> index = torch.tensor([4, 1])
+            >>> torch.allclose(bound.candidate_upper(index), bound.upper(D[index]), rtol=1e-9)
+            True
+        """
+        self._check_loaded()
+        spectra = self.gram_spectrum
+        if not isinstance(spectra, KroneckerSpectrum):
+            return False
+        if not spectra.tracks(points):
+            check_query_points(points, self.input_dim, "points")
+            if points.dim() != 2 or points.shape[0] == 0:
+                raise ValueError(f"points must be N x d with N >= 1, got {tuple(points.shape)}")
+            spectra.track_candidates(self, points)
+        return True
+
+    def candidate_upper(
+        self,
+        index: Tensor | None = None,
+        weights: Tensor | None = None,
+        alphas: float | Sequence[float] | Tensor | None = None,
+    ) -> Tensor:
+        r"""``upper(points[index], weights, alphas)`` at the candidates of
+        ``track_candidates`` (the same bound, to round-off), with the kernel values read
+        from ``k(D, D)``: no kernel evaluation and no check of the points (checked once,
+        when tracked).
+
+        Args:
+            index: ``k`` candidate indices (long), or ``None`` for all ``N``.
+            weights, alphas: As ``upper``.
+
+        Returns:
+            float64 bounds, ``k x n`` (per task), ``k`` (one functional as a vector) or
+            ``k x F``.
+
+        Raises:
+            RuntimeError: If no candidates are tracked.
+            ValueError: For bad ``weights`` or ``alphas`` (as ``upper``).
+            EmptyConfidenceSetError: If the data contradict the assumptions.
+        """
+        self._check_loaded()
+        spectra = self.gram_spectrum
+        if not isinstance(spectra, KroneckerSpectrum) or spectra.candidate_points is None:
+            raise RuntimeError("no candidates: call track_candidates(points) first")
+        grid = None if alphas is None else check_alpha_grid(alphas)
+        W, squeeze = self._functionals(weights)
+        with torch.no_grad():
+            self.check_nonempty()
+        radius_tilde_sq = None if grid is None else self._grid_radius_tilde_squared(grid)
+        value = spectra.candidate_values(self, index, W, 1.0, grid, radius_tilde_sq)
+        points = spectra.candidate_points if index is None else spectra.candidate_points[index]
+        check_finite_result(value, f"{self.RESULT_NAME} upper bound", points)
+        return value[..., 0] if squeeze else value
 
     def _functionals(self, weights: Tensor | None) -> tuple[Tensor, bool]:
         """``W`` (``F x n``, float64; ``None``: the ``n`` unit vectors) and whether one

@@ -87,6 +87,10 @@ def test_appending_equals_rebuilding(alphas):
     records = run_policy(policy, ScalarizedEnvironment(problem), 8, seed=3)
     fresh = _fresh_bound(records, B)
     assert policy.rule.bound.num_observations == 16
+    # the rule's bound reads kernel values from k(D, D) (track_candidates); so does this
+    # one (the untracked bound agrees to round-off, which the alpha search can amplify
+    # where the minimum sits at the bottom of its range)
+    assert fresh.track_candidates(problem.points)
     weights = torch.tensor([[0.3, 0.7], [1.0, 0.0]], dtype=torch.float64)
     for w in (None, weights):
         kept = policy.rule.bound.upper(problem.points, weights=w, alphas=alphas)

@@ -192,3 +192,23 @@ def test_minimize_equals_a_bounded_scalar_minimization(pending):
         assert float(value[i]) <= reference.fun + 1e-12 * abs(reference.fun)
         assert float(value[i]) == pytest.approx(reference.fun, rel=1e-10, abs=1e-13)
         assert float(dual(alpha)[i]) == pytest.approx(float(value[i]), rel=1e-13)
+
+
+def test_the_search_on_numpy_arrays_takes_the_tensor_route_steps():
+    # on the CPU without gradients minimize runs on NumPy arrays (_ArrayDual); a dual on
+    # tensors that require gradients takes the torch route: the same values to round-off
+    from botorch_mtucb.confidence.martingale_mixture.alpha_search import _ArrayDual
+
+    bound, dual = random_dual(9)
+    assert _ArrayDual.of(dual) is not None
+    alpha, value = dual.minimize(bound.base_alpha)
+    assert alpha.dtype == value.dtype == torch.float64 and value.shape == (6,)
+    projection = dual.signed_projection.clone().requires_grad_(True)
+    on_tensors = SpectralDual(
+        dual.spectrum, dual.radius_sq, B, projection, dual.squared_projection,
+        dual.prior_variance,
+    )  # fmt: skip
+    assert _ArrayDual.of(on_tensors) is None
+    reference_alpha, reference = on_tensors.minimize(bound.base_alpha)
+    torch.testing.assert_close(value, reference.detach(), rtol=1e-13, atol=1e-15)
+    torch.testing.assert_close(alpha, reference_alpha.detach(), rtol=1e-6, atol=0.0)

@@ -137,3 +137,37 @@ def test_kronecker_spectrum_matches_the_dense_gram_matrix(repeated):
         inverse = np.linalg.inv(K_P + alpha * np.eye(K_P.shape[0]))
         dense = np.einsum("nfm,mk,nfk->nf", k_P, inverse, k_P)
         np.testing.assert_allclose(explained, dense, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_tracked_candidates_read_the_kernel_values_from_their_gram_matrix(dtype):
+    kernel, B = make_kernel("m52", 0.5), torch.as_tensor(TASKS)
+    generator = torch.Generator().manual_seed(5)
+    D = torch.rand(9, 2, generator=generator, dtype=torch.float64).to(dtype)
+    X = D[torch.tensor([0, 3, 3, 7, 0, 5])]  # the data at candidates, with repeats
+    Y = torch.sin(3 * X.double().sum(-1, keepdim=True) + torch.arange(3.0))
+    bound = MultiTaskMartingaleMixtureBound(X, Y, kernel, B, NORM, SIGMA, DELTA)
+    assert bound.track_candidates(D) and bound.track_candidates(D)  # the second: a no-op
+    spectra, D64 = bound.gram_spectrum, D.double()
+    # the lookup: k(D, D) in float64, the kernel's own values at D
+    expected = make_kernel("m52", 0.5)(D64, D64).to_dense().detach()
+    torch.testing.assert_close(spectra.candidate_gram, expected, rtol=1e-12, atol=1e-14)
+    # away from the data: at a data point the minimum over alpha can sit at the bottom
+    # of the search range, where round-off in k is amplified
+    index = torch.tensor([8, 2, 1, 6])
+    values = bound.candidate_upper(index)
+    assert values.dtype == torch.float64 and values.shape == (4, 3)
+    torch.testing.assert_close(values, bound.upper(D64[index]), rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(bound.candidate_upper()[index], values, rtol=1e-9, atol=1e-12)
+    w = torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)
+    grid = torch.tensor([1e-3, 1e-2, 1e-1], dtype=torch.float64)
+    torch.testing.assert_close(
+        bound.candidate_upper(index, w, grid),
+        bound.upper(D64[index], w, alphas=grid),
+        rtol=1e-9,
+        atol=1e-12,
+    )
+    with pytest.raises(ValueError, match="points must have shape batch x 2"):
+        bound.track_candidates(D[:, :1])
+    with pytest.raises(RuntimeError, match="track_candidates"):
+        MultiTaskMartingaleMixtureBound(X, Y, kernel, B, NORM, SIGMA, DELTA).candidate_upper()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from martingale_oracles import DELTA, B, gram, make_kernel
@@ -323,9 +324,12 @@ def test_a_non_finite_bound_raises_instead_of_returning_nan(monkeypatch, which, 
     original = alpha_search.posterior_std
 
     def nan_std(prior_variance, explained_variance):  # one NaN in every call
-        std = original(prior_variance, explained_variance).clone(
-            memory_format=torch.contiguous_format
-        )
+        std = original(prior_variance, explained_variance)
+        if isinstance(std, np.ndarray):  # the alpha search on NumPy arrays (CPU)
+            std = std.copy()
+            std.reshape(-1)[1] = np.nan
+            return std
+        std = std.clone(memory_format=torch.contiguous_format)
         std.view(-1)[1] = torch.nan
         return std
 
