@@ -10,7 +10,9 @@ the other (``measure_builds``); its peak memory is measured in a fresh Python pr
 build (``peak_build_bytes``: the process's peak resident set size ``VmHWM``, reset just
 before the build, minus its resident size then: it sees torch's CPU allocations, which
 ``tracemalloc`` does not). ``build_table`` prints both, with the ratios to the exact
-build of the same run.
+build of the same run. ``build_thread_ratios`` times the sketch's build (default
+schedule) with 1 and 2 torch threads, idle and with another core busy
+(``thread_ratio.thread_ratios``), and ``thread_table`` prints the ratios.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 import torch
 
+from botorch_mtucb.benchmarks.thread_ratio import thread_ratio_table, thread_ratios
 from botorch_mtucb.benchmarks.timing import median_seconds
 from botorch_mtucb.experiments.tables import format_table
 from botorch_mtucb.models import NystromVectorValuedGP, VectorValuedGP
@@ -273,4 +276,54 @@ def build_table(results: Sequence[dict[str, Any]], threads: int) -> str:
         f"Building from the t - 1 rows ({threads} thread(s), one after the other in this "
         f"process; (Nx): N times the exact build's time in this run; peak memory: {MEMORY_METHOD})\n"
         + format_table(rows, header)
+    )
+
+
+THREAD_STEPS = (1000, 2000)  # t of the threads measurement (--quick: QUICK_THREAD_STEPS)
+QUICK_THREAD_STEPS = (250,)
+THREAD_GOAL = 1.5  # 2 threads should cost at most this many times 1 thread's seconds
+
+
+def build_thread_ratios(
+    problem: MultiTaskProblem, X, Y, steps: Sequence[int], accuracy: float, repeats: int = 5
+) -> list[tuple[int, dict[str, Any]]]:
+    """``thread_ratios`` of the sketch's build (``build_model("nystrom", ...)``) from the
+    first ``t - 1`` rows, for each ``t`` of ``steps``: ``(t, result)`` pairs.
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_builds import build_thread_ratios, data
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 20)
+        >>> [(t, result["idle"]["ratio"] > 0) for t, result in
+        ...  build_thread_ratios(problem, X, Y, [20], 5.0, repeats=1)]
+        [(20, True)]
+    """
+
+    def build(t: int) -> Callable[[], Any]:
+        return lambda: build_model("nystrom", problem, X[: t - 1], Y[: t - 1], accuracy)
+
+    return [(t, thread_ratios(build(t), repeats=repeats)) for t in steps]
+
+
+def thread_table(rows: Sequence[tuple[int, dict[str, Any]]]) -> str:
+    """The threads table of ``build_thread_ratios``: median wall seconds of the sketch's
+    build with 1 and 2 torch threads and their ratio, idle and with another core busy.
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mt_bkb_builds import thread_table
+        >>> case = {"seconds": {1: 0.1, 2: 0.11}, "ratio": 1.1}
+        >>> table = thread_table([(1000, {"threads": (1, 2), "idle": case, "busy": case})])
+        >>> table.splitlines()[-1].split()
+        ['1000', '0.1', '0.11', '1.10', '0.1', '0.11', '1.10']
+    """
+    ratios = [case["ratio"] for _, result in rows for case in (result["idle"], result.get("busy"))
+              if case is not None]  # fmt: skip
+    verdict = "met" if ratios and max(ratios) <= THREAD_GOAL else "not met in this run"
+    labelled = [(str(t), result) for t, result in rows]
+    return (
+        "Threads: building the sketch (Nystrom, default schedule) from t - 1 rows with 2 "
+        "torch threads vs 1 (median wall seconds, runs alternating), idle and with another "
+        f"core kept busy by a busy-loop process; goal 2/1 <= {THREAD_GOAL:g}: {verdict}\n"
+        + thread_ratio_table(labelled, "t")
     )

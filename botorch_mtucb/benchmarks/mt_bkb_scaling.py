@@ -20,6 +20,11 @@ Theorem 2; MT-BKB: redrawing the dictionary, rebuilding the sketch, Theorem 3's 
   and the peak memory of each build, measured in a fresh Python process per build.
   ``--quick`` measures the memory at its largest ``t`` only (each process costs seconds
   of imports); ``--no-memory`` skips it.
+* Threads (``mt_bkb_builds.build_thread_ratios``): the sketch's build (default
+  schedule) from the ``t - 1`` rows, ``t`` in ``--thread-steps`` (``--quick``: 250),
+  timed with 2 torch threads and with 1, the runs alternating, on the machine as it is
+  and with another core kept busy by a busy-loop process (``thread_ratio``); the table
+  gives the median wall seconds and the ratio 2 / 1 (the aim: at most 1.5).
 * Both rounds are the steady state of a run on the finite domain: the models'
   tracking of the 101 candidates (``track_candidates``) is set up before the
   timed round, as after a run's first round. ``--plain`` also times both rounds on the
@@ -62,11 +67,15 @@ from botorch_mtucb.benchmarks.mt_bkb_builds import (
     BUILDS,
     MEMORY_METHOD,
     NUM_TASKS,
+    QUICK_THREAD_STEPS,
+    THREAD_STEPS,
     available_memory,
     build_table,
+    build_thread_ratios,
     data,
     measure_builds,
     peak_build_bytes,
+    thread_table,
 )
 from botorch_mtucb.benchmarks.mt_bkb_scaling_report import add_ratios, plain_table, plot
 from botorch_mtucb.benchmarks.timing import benchmark_parser, median_seconds
@@ -409,6 +418,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also time both rounds without the candidate tracking (the plain route)",
     )
+    parser.add_argument(
+        "--thread-steps",
+        type=positive_int,
+        nargs="*",
+        default=list(THREAD_STEPS),
+        help="t at which the sketch's build is timed with 2 torch threads vs 1, idle and "
+        "with another core busy (default: %(default)s; --quick: "
+        f"{list(QUICK_THREAD_STEPS)}; none: skip)",
+    )
     args = parser.parse_args(argv)
     steps = [100, 250, 500] if args.quick else sorted(args.steps)
     accuracy = args.accuracy or mt_bkb_accuracy(EPS, DELTA, max(steps))
@@ -425,6 +443,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             memory,
             threads,
             args.plain,
+        )
+        thread_steps = list(QUICK_THREAD_STEPS) if args.quick else sorted(args.thread_steps)
+        problem = rkhs_problem(NUM_TASKS, seed=0)
+        X, Y = data(problem, max([*steps, *thread_steps]))
+        ratios = build_thread_ratios(
+            problem, X, Y, thread_steps, accuracy, repeats=3 if args.quick else 5
         )
     fit = add_ratios(results)
     rows = [
@@ -450,6 +474,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(plain_table(results))
     print()
     print(build_table(results, threads))
+    if ratios:
+        print()
+        print(thread_table(ratios))
     output = Path(args.output)
     if output.suffix.lower() != ".png":
         output = output.with_name(output.name + ".png")
@@ -460,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "results": results,
         "mt_kb_fit": fit,
         "memory_method": MEMORY_METHOD,
+        "thread_ratios": [{"t": t, **result} for t, result in ratios],
     }
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"plot and numbers written to {output} and {output.with_suffix('.json')}")

@@ -39,6 +39,17 @@ paper's proofs, not a re-derived theorem; Theorem 3's regret bound is about the 
 which plays one row at a time, and is not claimed for a build from data. With fixed
 chunks no size factor is guaranteed.
 
+*On features of the distinct rows* (``models.nystrom_features``). On the ICM route in
+float64 the adaptive build runs its redraws on a low-rank factor ``k(P, P) = F F^T`` of
+the data kernel on the ``u`` distinct rows (pivoted Cholesky): the same chunks and the
+same draws (one uniform per row from the seeded stream, with the rows' variances equal
+to the row route's up to round-off), each redraw in a few operations on ``u x rho``
+tensors instead of kernel evaluations and solves on all ``t`` rows; the last redraw's
+sketch is the model's (the root ``S_+^{-1} phi~(x_j) / p_j`` of each dictionary row: the
+posterior of the same dictionary). Other builds (float32, sums of separable kernels,
+task-indexed data, or no factor of at most ``FEATURE_MAX_RANK`` columns) run on the
+rows.
+
 *Appends between redraws* (``update_schedule="adaptive"`` of the model; the default
 ``"every"`` is Algorithm 2, one redraw per ``append_observations``). On the general route
 without tracked candidates an append keeps the dictionary while the information added
@@ -64,7 +75,13 @@ import gpytorch
 import torch
 from torch import Tensor
 
-from botorch_mtucb.utils.checks import as_int
+from botorch_mtucb.models.nystrom_features import (
+    FEATURE_GRAM_POINTS,
+    FeatureSketch,
+    pivoted_features,
+    small_product,
+)
+from botorch_mtucb.utils.checks import as_int, check_kernel_values
 
 # A chunk of new rows is closed before its information under the sketch it is drawn
 # from, sum_s log det(I + Gamma~(x_s, x_s) / eta), exceeds this many nats, so that no
@@ -93,25 +110,94 @@ class NystromBuild:
         True
     """
 
-    def _build_adaptive(self, train_X: Tensor, train_Y: Tensor, train_tasks: Tensor | None) -> None:
-        """The adaptive schedule: each chunk is the longest run of the next rows whose
-        information under the current sketch stays within ``ADAPTIVE_CHUNK_INFORMATION``
-        in every direction (``_row_information``; at least one row, at most
-        ``max(ADAPTIVE_MIN_WINDOW, rows already in)``); one redraw per chunk. Kernels
-        are evaluated eagerly (no lazy kernel tensors: the same values, less overhead)."""
-        X, Y, tasks = self._check_new_data(train_X, train_Y, train_tasks)
+    def _build_adaptive(self, X: Tensor, Y: Tensor, tasks: Tensor | None) -> None:
+        """The adaptive schedule on the constructor's checked rows: each chunk is the
+        longest run of the next rows whose information under the current sketch stays
+        within ``ADAPTIVE_CHUNK_INFORMATION`` in every direction (``_row_information``;
+        at least one row, at most ``max(ADAPTIVE_MIN_WINDOW, rows already in)``); one
+        redraw per chunk. Kernels are evaluated eagerly (no lazy kernel tensors: the
+        same values, less overhead). On the ICM route in float64 the redraws run on
+        features of the distinct rows (``_build_on_features``) when the kernel has a
+        small enough factor there."""
         if X.shape[0] == 0:
             return
         self._building = True
         try:
             with torch.no_grad(), gpytorch.settings.lazily_evaluate_kernels(False):
-                self._check_new_rows(X, "train_X")  # every row at once, in blocks
+                points, inverse = torch.unique(X, dim=0, return_inverse=True)
+                if self._use_icm and X.dtype == torch.float64:
+                    found = self._features_of(points)  # the kernel checked on the points
+                    if found is not None:
+                        self._build_on_features(X, Y, inverse, *found)
+                        return
+                else:
+                    self._check_new_rows(points, "train_X")  # the distinct rows, in blocks
                 start, last = 0, 0
                 while start < X.shape[0]:
                     last = self._add_adaptive_chunk(X, Y, tasks, start, last)
                     start += last
         finally:
             self._building = False
+
+    def _features_of(self, points: Tensor) -> tuple[Tensor, Tensor] | None:
+        """The data kernel's factor on the distinct rows ``points`` (``u x d``) and its
+        diagonal (``pivoted_features``), or ``None``; either way the kernel is checked
+        on the points and the corners of their box, as ``_check_new_rows`` does: in the
+        same evaluation as the factor's columns for ``u <= FEATURE_GRAM_POINTS``."""
+        kernel, num_points = self.kernel.kernels[0], points.shape[0]
+        if num_points > FEATURE_GRAM_POINTS:
+            self._check_new_rows(points, "train_X")
+            prior = kernel(points, points, diag=True)
+            factor = pivoted_features(
+                lambda j: kernel(points, points[j : j + 1]).to_dense()[:, 0], prior
+            )
+        else:
+            corners = torch.cat([points.amin(0, keepdim=True), points.amax(0, keepdim=True)])
+            probe = torch.cat([points, corners])
+            values = kernel(probe, probe).to_dense()
+            check_kernel_values(values, points, "train_X")
+            gram = values[:num_points, :num_points]
+            prior = gram.diagonal()
+            factor = pivoted_features(lambda j: gram[:, j], prior)
+        return None if factor is None else (factor, prior)
+
+    def _build_on_features(
+        self, X: Tensor, Y: Tensor, inverse: Tensor, features: Tensor, prior: Tensor
+    ) -> None:
+        """The adaptive schedule of ``_build_adaptive`` with each redraw's variances read
+        at the distinct rows from their features (``models.nystrom_features``: the same
+        chunks and draws); the last redraw's sketch is the model's."""
+        sketch = FeatureSketch(
+            features, prior, self._xi, self._group_xi, self._group_of, self.regularization
+        )
+        components = sketch.prior_components()  # u x n, under the current sketch
+        start, last = 0, 0
+        while start < X.shape[0]:
+            stop = _window_stop(X.shape[0], start, last)
+            information = sketch.information(components).index_select(0, inverse[start:stop])
+            last = _chunk_rows(information, start, stop)
+            self._log_det_sum = self._log_det_sum + information[:last].sum()
+            sketch.add_rows(inverse[start : start + last])
+            start += last
+            # Algorithm 2's draw from every row's variance under the previous sketch
+            self._resample(components.amax(-1).index_select(0, inverse[:start]), None)
+            dictionary = inverse.index_select(0, self._dictionary)
+            components = sketch.redraw(dictionary, self._probabilities.reciprocal())
+        self.train_X, self.train_Y = torch.cat([self.train_X, X]), torch.cat([self.train_Y, Y])
+        # the root: phi~(x) = sum_j root_j k(x_j, x), root_j = S_+^{-1} phi~(x_j) / p_j
+        phi = sketch.embedding()  # r x u
+        root = phi.index_select(1, dictionary) / (self._probabilities * sketch.scales[:, None])
+        self._root = root.transpose(0, 1)  # m x r
+        # sum_s phi~(x_s) y_s^T U from the (whitened) targets summed per point
+        targets = self._white_targets(Y, None)  # t x n
+        n = targets.shape[-1]
+        cells = inverse.unsqueeze(-1) * n + torch.arange(n, device=inverse.device)
+        sums = torch.bincount(cells.reshape(-1), targets.reshape(-1), minlength=phi.shape[1] * n)
+        rotated = small_product(phi, small_product(sums.reshape(-1, n).to(phi), self._U))
+        self._finish_icm(phi.index_select(1, inverse), sketch.gram, rotated)
+        self._unit_norms = components.amax(-1).index_select(0, inverse)
+        diagonal = small_product(components, self._U_out.square().transpose(0, 1))
+        self._unit_task_variances = diagonal.index_select(0, inverse)
 
     def _extends(self, log_det: Tensor) -> bool:
         """Whether an append of rows with these ``log det`` (``k``) keeps the dictionary
@@ -164,15 +250,10 @@ class NystromBuild:
     ) -> int:
         """Add the next chunk from row ``start`` (``last``: the previous chunk's size);
         returns its size."""
-        width = min(max(2 * last, ADAPTIVE_MIN_WINDOW), max(start, ADAPTIVE_MIN_WINDOW))
-        stop = min(X.shape[0], start + width)
+        stop = _window_stop(X.shape[0], start, last)
         window = None if tasks is None else tasks[start:stop]
         norms, diagonal, log_det, information = self._row_information(X[start:stop], window)
-        # information >= 0: the running sums are non-decreasing
-        within = (torch.cumsum(information, 0) <= ADAPTIVE_CHUNK_INFORMATION).all(-1)
-        count = min(
-            max(int(within.sum()), math.ceil(start * ADAPTIVE_MIN_CHUNK_FRACTION), 1), stop - start
-        )
+        count = _chunk_rows(information, start, stop)
         end = start + count
         self._add_rows(
             X[start:end],
@@ -182,6 +263,25 @@ class NystromBuild:
             None,
         )
         return count
+
+
+def _window_stop(num_rows: int, start: int, last: int) -> int:
+    """The end of the rows whose information the next chunk (from row ``start``, after
+    a chunk of ``last`` rows) is chosen among: twice the last chunk, at least
+    ``ADAPTIVE_MIN_WINDOW`` and at most ``max(start, ADAPTIVE_MIN_WINDOW)`` rows."""
+    width = min(max(2 * last, ADAPTIVE_MIN_WINDOW), max(start, ADAPTIVE_MIN_WINDOW))
+    return min(num_rows, start + width)
+
+
+def _chunk_rows(information: Tensor, start: int, stop: int) -> int:
+    """The rows of the chunk from row ``start``: the longest run whose running
+    information (``information``: ``(stop - start) x h``, nats) stays within
+    ``ADAPTIVE_CHUNK_INFORMATION`` in every direction, at least ``start *
+    ADAPTIVE_MIN_CHUNK_FRACTION`` rows and one, at most ``stop - start``."""
+    # information >= 0: the running sums are non-decreasing
+    within = (torch.cumsum(information, 0) <= ADAPTIVE_CHUNK_INFORMATION).all(-1)
+    floor = math.ceil(start * ADAPTIVE_MIN_CHUNK_FRACTION)
+    return min(max(int(within.sum()), floor, 1), stop - start)
 
 
 def _cholesky_update(chol: Tensor, columns: Tensor) -> Tensor:

@@ -214,7 +214,7 @@ class NystromSketch:
         )  # g x r x r
         if rotated is None:  # r x n: sum_s (y_s^T u_i) phi~(x_s), y_s whitened
             rotated = phi @ (self._white_targets(self.train_Y, None) @ self._U)
-        chol = self._chol[self._group_of]  # n x r x r
+        chol = self._chol.index_select(0, self._group_of)  # n x r x r
         alpha = torch.cholesky_solve(rotated.transpose(0, 1).unsqueeze(-1), chol)
         self._alpha = alpha.squeeze(-1).transpose(0, 1) * self._xi  # r x n, eq. (7)
 
@@ -260,11 +260,12 @@ class NystromSketch:
 
     def _component_variances(self, phi: Tensor, prior: Tensor) -> Tensor:
         """ICM route, eq. (8) before the max: ``... x n`` for embeddings ``r x ...``."""
-        r = phi.shape[0]
+        r, groups = phi.shape[0], self._chol.shape[0]
         flat = phi.reshape(r, -1)
-        solved = torch.linalg.solve_triangular(
-            self._chol, flat.expand(self._chol.shape[0], r, flat.shape[-1]), upper=False
-        )  # g x r x P
+        eye = torch.eye(r, dtype=flat.dtype, device=flat.device).expand(groups, r, r)
+        inverse = torch.linalg.solve_triangular(self._chol, eye, upper=False)  # L_g^{-1}
+        # every group's L_g^{-1} phi~ in one product (not one triangular solve per group)
+        solved = (inverse.reshape(groups * r, r) @ flat).reshape(groups, r, -1)  # g x r x P
         quad = solved.square().sum(-2)[self._group_of]  # n x P
         residual = prior.reshape(-1) - flat.square().sum(0)  # P
         components = self._xi[:, None] * (residual + self.regularization * quad)  # n x P

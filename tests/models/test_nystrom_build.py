@@ -152,13 +152,13 @@ def test_adaptive_chunks_follow_the_rule_and_draw_from_the_previous_chunk(name, 
 
     case = build_case(name, torch.float64, task_indexed=kind == "indexed", num_rows=40, seed=6)
     sizes = []
-    original = NystromVectorValuedGP._add_rows
+    original = NystromVectorValuedGP._resample
 
-    def recording(self, X, *args):
-        sizes.append(X.shape[0])
-        return original(self, X, *args)
+    def recording(self, norms, generator):  # one draw per chunk, from every row so far
+        sizes.append(norms.shape[0] - sum(sizes))
+        return original(self, norms, generator)
 
-    monkeypatch.setattr(NystromVectorValuedGP, "_add_rows", recording)
+    monkeypatch.setattr(NystromVectorValuedGP, "_resample", recording)
     q = 2.0
     model = _sketch(case, accuracy=q, seed=2)
     assert sum(sizes) == 40 and len(sizes) == model.num_resamplings < 40
