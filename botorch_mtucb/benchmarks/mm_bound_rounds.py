@@ -30,19 +30,17 @@ Usage::
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import subprocess
-import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
+from botorch_mtucb.benchmarks.thread_ratio import thread_ratios
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.experiments.cli_types import nonnegative_int, positive_int
@@ -174,61 +172,17 @@ def fitted_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
     return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
 
 
-@contextlib.contextmanager
-def busy_core() -> Iterator[None]:
-    """A busy-loop Python process for the block (another core kept busy), always
-    stopped after it.
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.mm_bound_rounds import busy_core
-        >>> with busy_core():
-        ...     pass
-    """
-    process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)  # let it start spinning
-        yield
-    finally:
-        process.kill()
-        process.wait()
-
-
-def thread_ratios(work: Callable[[], Any], threads: int = 2, repeats: int = 3) -> dict[str, float]:
-    """Median wall seconds of ``work()`` with 1 and ``threads`` torch threads, idle and
-    with another core busy (``busy_core``), and the ratios ``threads`` / 1.
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.mm_bound_rounds import thread_ratios
-        >>> sorted(thread_ratios(lambda: sum(range(1000)), repeats=1))
-        ['busy_1', 'busy_2', 'busy_ratio', 'idle_1', 'idle_2', 'idle_ratio']
-    """
-    result: dict[str, float] = {}
-    for state, context in (("idle", contextlib.nullcontext), ("busy", busy_core)):
-        with context():
-            for count in (1, threads):
-                with pinned_threads(count):
-                    work()  # warm-up
-                    seconds = []
-                    for _ in range(repeats):
-                        start = time.perf_counter()
-                        work()
-                        seconds.append(time.perf_counter() - start)
-                result[f"{state}_{count}"] = float(np.median(seconds))
-        result[f"{state}_ratio"] = result[f"{state}_{threads}"] / result[f"{state}_1"]
-    return result
-
-
 def round_thread_ratios(size: int, seed: int, repeats: int) -> dict[str, float]:
-    """``thread_ratios`` of the package's round from ``size`` observations on: each call
+    """``thread_ratio.thread_ratios`` of the package's round from ``size`` observations on: each call
     appends the next observation and asks for the exact bound (the data grow by one per
     call, ``4 (repeats + 1)`` in all).
 
     Example:
         >>> from botorch_mtucb.benchmarks.mm_bound_rounds import round_thread_ratios
-        >>> round_thread_ratios(30, 0, 1)["idle_1"] > 0
+        >>> round_thread_ratios(30, 0, 1)["idle"]["seconds"][1] > 0
         True
     """
-    calls = 4 * (repeats + 1)
+    calls = 2 * 2 * (repeats + 1)  # idle and busy, 1 and 2 threads, a warm-up each
     kernel, X, Y, candidates = problem(size + calls, seed)
     bound = MartingaleMixtureBound(X[:size], Y[:size], kernel, B, SIGMA, DELTA, C)
     bound.upper(candidates)  # the nodes factored once, as a loop has them
@@ -238,7 +192,7 @@ def round_thread_ratios(size: int, seed: int, repeats: int) -> dict[str, float]:
         r = next(rows)
         bound.append_observations(X[r : r + 1], Y[r : r + 1]).upper(candidates)
 
-    return thread_ratios(work, 2, repeats)
+    return thread_ratios(work, (1, 2), repeats)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -307,11 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nthe round at t = {threads_size}, wall seconds, 2 torch threads vs 1 "
               f"(load average {load:.2f} before; busy: a busy-loop process on another core)")  # fmt: skip
         print(format_table(
-            [[state, f"{1e3 * ratios[f'{state}_1']:.1f}", f"{1e3 * ratios[f'{state}_2']:.1f}",
-              f"{ratios[f'{state}_ratio']:.2f}"] for state in ("idle", "busy")],
+            [[state, f"{1e3 * ratios[state]['seconds'][1]:.1f}",
+              f"{1e3 * ratios[state]['seconds'][2]:.1f}", f"{ratios[state]['ratio']:.2f}"]
+             for state in ("idle", "busy")],
             ["machine", "1 thread [ms]", "2 threads [ms]", "2 / 1"],
         ))  # fmt: skip
-        met.append(max(ratios["idle_ratio"], ratios["busy_ratio"]) <= 1.5)
+        met.append(max(ratios["idle"]["ratio"], ratios["busy"]["ratio"]) <= 1.5)
     targets = (f"exponent <= {TARGETS['exponent']}, round / eigh <= {TARGETS['round_per_eigh']} "
                f"at t = {EIGH_TARGET_SIZE}, round / GP posterior <= "
                f"{TARGETS['round_per_posterior']}, max rel diff <= {TARGETS['rel_diff']:g}, "

@@ -1,12 +1,9 @@
 """The mm-bound-rounds benchmark: its quick run and its pieces."""
 
-import subprocess
-
 import pytest
 import torch
 
 from botorch_mtucb.__main__ import main
-from botorch_mtucb.benchmarks import mm_bound_rounds
 
 
 def test_quick_run_prints_the_table_the_exponent_and_the_threads(capsys):
@@ -23,17 +20,3 @@ def test_quick_run_prints_the_table_the_exponent_and_the_threads(capsys):
         assert float(row[7]) == pytest.approx(round_ms / posterior_ms, rel=0.05, abs=2e-2)
     assert "fitted exponent" in out and "2 torch threads vs 1" in out
     assert code == (0 if "all targets measured in this run met" in out else 1)
-
-
-def test_busy_core_stops_its_process(monkeypatch):
-    started = []
-    popen = subprocess.Popen
-
-    def recording(*args, **kwargs):
-        started.append(popen(*args, **kwargs))
-        return started[-1]
-
-    monkeypatch.setattr(mm_bound_rounds.subprocess, "Popen", recording)
-    with pytest.raises(RuntimeError), mm_bound_rounds.busy_core():
-        raise RuntimeError("the measurement failed")
-    assert started and started[0].poll() is not None  # stopped, also on errors
