@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         the exact bound's round (append one observation, the exact bound at 100 candidates) ...
         0
     """
-    parser = benchmark_parser("mm-bound-rounds", DESCRIPTION, "t = 500, 600; 2 rounds")
+    parser = benchmark_parser("mm-bound-rounds", DESCRIPTION, "t = 300, 800; 2 rounds")
     parser.add_argument(
         "--sizes", type=positive_int, nargs="+", default=[250, 500, 1000, 2000, 4000]
     )
@@ -218,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes, rounds, eigen_rounds = args.sizes, args.rounds, args.eigen_rounds
     threads_size, repeats = args.threads_size, 3
     if args.quick:
-        sizes, rounds, eigen_rounds, threads_size, repeats = [500, 600], 2, 1, 500, 1
+        sizes, rounds, eigen_rounds, threads_size, repeats = [300, 800], 2, 1, 300, 1
     rows = []
     with pinned_threads(args.threads) as threads:
         print(

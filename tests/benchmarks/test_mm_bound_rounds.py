@@ -11,8 +11,8 @@ def test_quick_run_prints_the_table_the_exponent_and_the_threads(capsys):
     code = main(["benchmark", "mm-bound-rounds", "--quick"])
     out = capsys.readouterr().out
     assert torch.get_num_threads() == threads  # the caller's setting is restored
-    rows = [line.split() for line in out.splitlines() if line[:4] in ("500 ", "600 ")]
-    assert [row[1] for row in rows] == ["factored", "factored"]
+    rows = [line.split() for line in out.splitlines() if line[:4] in ("300 ", "800 ")]
+    assert [row[1] for row in rows] == ["eigen", "factored"]  # FACTORED_MIN_OBSERVATIONS
     assert all(float(row[-1]) <= 1e-8 for row in rows)  # the two routes agree
     for row in rows:  # round / eigh and round / GP are the printed times' ratios
         round_ms, eigh_ms, posterior_ms = float(row[2]), float(row[4]), float(row[6])
