@@ -77,6 +77,7 @@ from torch import Tensor
 
 from botorch_mtucb.models.nystrom_features import (
     FEATURE_GRAM_POINTS,
+    FEATURE_MAX_RANK,
     FeatureSketch,
     pivoted_features,
     small_product,
@@ -149,7 +150,9 @@ class NystromBuild:
             self._check_new_rows(points, "train_X")
             prior = kernel(points, points, diag=True)
             factor = pivoted_features(
-                lambda j: kernel(points, points[j : j + 1]).to_dense()[:, 0], prior
+                lambda j: kernel(points, points[j : j + 1]).to_dense()[:, 0],
+                prior,
+                max_rank=FEATURE_MAX_RANK,
             )
         else:
             corners = torch.cat([points.amin(0, keepdim=True), points.amax(0, keepdim=True)])
@@ -158,7 +161,7 @@ class NystromBuild:
             check_kernel_values(values, points, "train_X")
             gram = values[:num_points, :num_points]
             prior = gram.diagonal()
-            factor = pivoted_features(lambda j: gram[:, j], prior)
+            factor = pivoted_features(lambda j: gram[:, j], prior, max_rank=FEATURE_MAX_RANK)
         return None if factor is None else (factor, prior)
 
     def _build_on_features(
@@ -170,6 +173,14 @@ class NystromBuild:
         sketch = FeatureSketch(
             features, prior, self._xi, self._group_xi, self._group_of, self.regularization
         )
+        # First what has the rows' size (t x n), next to the kernel's evaluation: the rows
+        # stored, the whitened targets summed per point and each row's cell in a u x n
+        # table; the redraws then work on the u points alone.
+        self.train_X, self.train_Y = torch.cat([self.train_X, X]), torch.cat([self.train_Y, Y])
+        targets = self._white_targets(Y, None).transpose(0, 1)  # n x t
+        n, u = targets.shape[0], features.shape[0]
+        sums = targets.new_zeros(n, u).index_add_(1, inverse, targets).transpose(0, 1)  # u x n
+        cells = (inverse.unsqueeze(-1) * n + torch.arange(n, device=inverse.device)).reshape(-1)
         components = sketch.prior_components()  # u x n, under the current sketch
         start, last = 0, 0
         while start < X.shape[0]:
@@ -183,21 +194,18 @@ class NystromBuild:
             self._resample(components.amax(-1).index_select(0, inverse[:start]), None)
             dictionary = inverse.index_select(0, self._dictionary)
             components = sketch.redraw(dictionary, self._probabilities.reciprocal())
-        self.train_X, self.train_Y = torch.cat([self.train_X, X]), torch.cat([self.train_Y, Y])
-        # the root: phi~(x) = sum_j root_j k(x_j, x), root_j = S_+^{-1} phi~(x_j) / p_j
-        phi = sketch.embedding()  # r x u
-        root = phi.index_select(1, dictionary) / (self._probabilities * sketch.scales[:, None])
-        self._root = root.transpose(0, 1)  # m x r
-        # sum_s phi~(x_s) y_s^T U from the (whitened) targets summed per point
-        targets = self._white_targets(Y, None)  # t x n
-        n = targets.shape[-1]
-        cells = inverse.unsqueeze(-1) * n + torch.arange(n, device=inverse.device)
-        sums = torch.bincount(cells.reshape(-1), targets.reshape(-1), minlength=phi.shape[1] * n)
-        rotated = small_product(phi, small_product(sums.reshape(-1, n).to(phi), self._U))
-        self._finish_icm(phi.index_select(1, inverse), sketch.gram, rotated)
+        # the last redraw's sketch in the eigenbasis of v~_t, where each xi_g v~_t + eta I
+        # is diagonal: its Cholesky factor is the root of its diagonal, eq. (7) a division
+        self._root = sketch.root(dictionary, self._probabilities)  # m x r
+        diagonal = self._group_xi[:, None] * sketch.eigenvalues + self.regularization  # g x r
+        self._chol = torch.diag_embed(diagonal * diagonal.rsqrt())
+        rotated = small_product(sketch.embedding(), small_product(sums, self._U))  # r x n
+        self._alpha = rotated / diagonal.index_select(0, self._group_of).transpose(0, 1) * self._xi
+        # phi~ at every row is read only after a rebuild, which recomputes it
+        self._train_embedding = None
         self._unit_norms = components.amax(-1).index_select(0, inverse)
-        diagonal = small_product(components, self._U_out.square().transpose(0, 1))
-        self._unit_task_variances = diagonal.index_select(0, inverse)
+        variances = small_product(components, self._U_out.square().transpose(0, 1))  # u x n
+        self._unit_task_variances = variances.reshape(-1).index_select(0, cells).reshape(-1, n)
 
     def _extends(self, log_det: Tensor) -> bool:
         """Whether an append of rows with these ``log det`` (``k``) keeps the dictionary

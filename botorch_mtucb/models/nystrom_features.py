@@ -34,6 +34,19 @@ distinct dictionary points, ``g`` groups). The draws themselves (``_resample``: 
 uniform per row, from the model's seeded stream) are unchanged; the variances they use
 equal the row route's up to ``FEATURE_RTOL`` times the prior variance and round-off.
 
+The last redraw's sketch is the model's, in the eigenbasis of ``v~_t``: the embedding
+``psi = Q^T phi~``, its root ``R_j = Q^T S_+^{-1} V_+^T F_{x_j} / p_j`` (``psi(x) = sum_j
+R_j k(x_j, x)`` at any ``x``), and ``xi_g v~_t + eta I = diag(xi_g lambda + eta)``, whose
+Cholesky factor is the square root of its diagonal.
+
+*Threads.* A redraw's tensors have ``u x rho``, ``u x n`` or ``rho x rho`` entries, a
+few thousand on a finite domain, and its eigen-decompositions are ``rho x rho`` and ``r
+x r``: products of that size are elementwise products and sums (``small_product``),
+which torch runs on the calling thread below its grain size, where a BLAS call opens a
+thread team whatever its size (with 2 threads and the other core busy, each team waits
+for a time slice there). The kernel is evaluated once on the distinct rows, before the
+redraws, next to the passes over the rows' ``t x n`` values.
+
 Used in float64 (the theory's precision; float32 builds take the row route) when the
 factor has at most ``FEATURE_MAX_RANK`` columns or is exact (``rho = u``).
 """
@@ -54,9 +67,10 @@ FEATURE_RTOL = 1e-14
 # Factors with more columns than this (and fewer than the distinct rows) are abandoned:
 # the build then takes the row route.
 FEATURE_MAX_RANK = 128
-# Up to this many distinct rows the kernel is evaluated on them once (u^2 entries: the
-# range check of the rows and the factor's columns), beyond it one column per pivot.
-FEATURE_GRAM_POINTS = 1024
+# Up to this many distinct rows the kernel is evaluated on them once (u^2 entries, at
+# most 32 MiB in float64: the range check of the rows and the factor's columns), beyond
+# it one column per pivot.
+FEATURE_GRAM_POINTS = 2048
 # Products of a redraw with at most this many multiply-adds per block of rows, in at
 # most SMALL_PRODUCT_BLOCKS blocks, are elementwise products and sums: torch runs those
 # on the calling thread below its grain size (32768 elements), where every BLAS call
@@ -126,9 +140,9 @@ class FeatureSketch:
         regularization: ``eta``.
 
     Attributes:
-        basis: ``V_+`` (``rho x r``) of the last ``redraw``: ``phi~(p) = V_+^T F_p``.
-        scales: The kept eigenvalues ``S_+`` of ``M``, ``r``.
-        gram: ``v~_t`` in that basis, ``r x r``.
+        eigenvalues: ``lambda`` (``r``), the eigenvalues of ``v~_t`` after a ``redraw``:
+            ``embedding`` and ``root`` are in its eigenbasis, where ``v~_t`` is
+            ``diag(lambda)``.
 
     Example:
         >>> import torch
@@ -169,7 +183,7 @@ class FeatureSketch:
         unpack[columns, rows] = order
         self._unpack = unpack.reshape(-1)
         self._moments = prior.new_zeros(rows.shape[0])  # F^T diag(n) F, packed
-        self.basis = self.scales = self.gram = None
+        self.eigenvalues = self.basis = self.root_map = None
         self._one = prior.new_ones(())
 
     def _packed_gram(self, weights: Tensor) -> Tensor:
@@ -205,22 +219,34 @@ class FeatureSketch:
         rtol = PSEUDO_INVERSE_RTOL.get(s.dtype, 1e-6)
         keep = s > rtol * s.amax().clamp_min(torch.finfo(s.dtype).tiny)
         keep[-1] = True
-        self.basis = vectors[:, keep]  # V_+, rho x r
-        self.scales = s[keep].clamp_min(torch.finfo(s.dtype).tiny)
+        kept = vectors[:, keep]  # V_+, rho x r: phi~(p) = V_+^T F_p
+        scales = s[keep].clamp_min(torch.finfo(s.dtype).tiny)  # S_+
         moments = self._moments.index_select(0, self._unpack).reshape(rank, rank)
-        self.gram = small_product(small_product(self.basis.transpose(0, 1), moments), self.basis)
-        lam, rotation = torch.linalg.eigh(self.gram)  # v~_t = Q diag(lambda) Q^T
-        psi = small_product(self.features, small_product(self.basis, rotation)).square()  # u x r
+        gram = small_product(small_product(kept.transpose(0, 1), moments), kept)  # v~_t
+        self.eigenvalues, rotation = torch.linalg.eigh(gram)  # v~_t = Q diag(lambda) Q^T
+        # the embedding in v~_t's eigenbasis, psi(p) = Q^T phi~(p), and its root's map
+        self.basis = small_product(kept, rotation)  # V_+ Q
+        self.root_map = small_product(kept / scales, rotation)  # V_+ S_+^{-1} Q
+        psi = small_product(self.features, self.basis).square()  # u x r
         eta = self.regularization
-        inverse = (self.group_xi[:, None] * lam + eta).reciprocal()  # g x r
+        inverse = (self.group_xi[:, None] * self.eigenvalues + eta).reciprocal()  # g x r
         quad = small_product(psi, inverse.transpose(0, 1))  # u x g
         residual = self.prior - psi.sum(-1)  # k(p, p) - ||phi~(p)||^2
         components = self.xi * (residual[:, None] + eta * quad[:, self.group_of])
         return components.clamp_min(0.0)
 
     def embedding(self) -> Tensor:
-        """``phi~(p) = V_+^T F_p`` at every point, ``r x u`` (after ``redraw``)."""
+        """``psi(p) = Q^T V_+^T F_p`` at every point, ``r x u`` (after ``redraw``): the
+        embedding ``phi~`` in the eigenbasis of ``v~_t``."""
         return small_product(self.features, self.basis).transpose(0, 1)
+
+    def root(self, dictionary: Tensor, probabilities: Tensor) -> Tensor:
+        """The root ``R`` (``m x r``) of the dictionary of the last ``redraw`` (rows at
+        the points ``dictionary``, inclusion probabilities ``probabilities``): ``psi(x)
+        = sum_j R_j k(x_j, x)`` for every ``x``, with ``R_j = Q^T S_+^{-1} V_+^T
+        F_{x_j} / p_j`` (``M V_+ = V_+ S_+``, so ``sum_j R_j F_{x_j}^T = Q^T V_+^T``)."""
+        coefficients = small_product(self.features, self.root_map)  # u x r
+        return coefficients.index_select(0, dictionary) / probabilities.unsqueeze(-1)
 
 
 def small_product(a: Tensor, b: Tensor) -> Tensor:

@@ -92,17 +92,34 @@ def test_features_route_with_a_truncated_factor(monkeypatch):
     with torch.no_grad():
         K = kernel(X, X).to_dense()
     F = pivoted_features(lambda j: K[:, j], K.diagonal())
-    assert F.shape[1] < 30
+    assert 3 < F.shape[1] < 30  # FEATURE_MAX_RANK = 3 below: abandoned
     assert float((F @ F.T - K).abs().max()) <= 2 * FEATURE_RTOL
     features, rows = _builds(monkeypatch, X, Y, kernel, B, 0.1, accuracy=3.0, seed=1)
     test_X = torch.rand(5, 1, generator=generator, dtype=torch.float64)
     _assert_same_sketch(features, rows, test_X)
     monkeypatch.setattr(nystrom_build, "pivoted_features", pivoted_features)
-    monkeypatch.setattr(
-        pivoted_features, "__defaults__", (FEATURE_RTOL, 3)
-    )  # at most 3 columns: abandoned, the rows' route
+    monkeypatch.setattr(nystrom_build, "FEATURE_MAX_RANK", 3)  # abandoned: the rows' route
     fallback = NystromVectorValuedGP(X, Y, kernel, B, 0.1, accuracy=3.0, seed=1)
     _assert_same_sketch(fallback, rows, test_X)
+
+
+def test_features_route_evaluates_columns_beyond_the_gram_size(monkeypatch):
+    """Past FEATURE_GRAM_POINTS distinct rows the factor's columns are evaluated one by
+    one (and the rows checked in blocks): the same sketch; rows that overflow the
+    kernel are refused either way."""
+    generator = torch.Generator().manual_seed(2)
+    X = torch.rand(60, 1, generator=generator, dtype=torch.float64)
+    Y = torch.randn(60, 2, generator=generator, dtype=torch.float64)
+    kernel, B = RBFKernel().double(), torch.tensor([[1.0, 0.3], [0.3, 0.5]], dtype=torch.float64)
+    whole = NystromVectorValuedGP(X, Y, kernel, B, 0.1, accuracy=3.0)
+    monkeypatch.setattr(nystrom_build, "FEATURE_GRAM_POINTS", 10)
+    features, rows = _builds(monkeypatch, X, Y, kernel, B, 0.1, accuracy=3.0)
+    _assert_same_sketch(features, rows, X[:4])
+    _assert_same_sketch(whole, rows, X[:4])
+    for gram_points in (10, 1000):
+        monkeypatch.setattr(nystrom_build, "FEATURE_GRAM_POINTS", gram_points)
+        with pytest.raises(ValueError, match="^train_X is outside the range where the kernel"):
+            NystromVectorValuedGP(1e300 * X, Y, kernel, B, 0.1)
 
 
 @pytest.mark.parametrize("name, kind", [("icm", "float32"), ("sum", "full"), ("icm", "indexed")])

@@ -364,7 +364,7 @@ def test_half_precision_data_is_refused(kind, half):
         _sketch(case, Y=case.train_Y.to(half))
 
 
-@pytest.mark.parametrize("chunk_size", (1, 4))
+@pytest.mark.parametrize("chunk_size", (1, 4, "adaptive"))
 @pytest.mark.parametrize("name", ("icm", "sum"))
 @pytest.mark.parametrize("kind", KINDS)
 def test_inputs_that_overflow_the_kernel_are_refused(kind, name, chunk_size):
