@@ -45,7 +45,7 @@ from botorch_mtucb.problems.multi_task_problem import (
     finite_domain_rkhs_norm,
     kernel_matrix,
 )
-from botorch_mtucb.utils.domains import FiniteDomain
+from botorch_mtucb.utils.domains import FiniteDomain, RowIndex
 
 DTYPE = torch.float64
 NUM_BLOCKS = 3
@@ -230,9 +230,7 @@ def light_sensor_problem() -> MultiTaskProblem:
     """
     setup = _light_sensor_setup()
     X, F, readings = setup["X"], setup["F"], setup["readings"]
-    rows: dict[tuple[float, ...], int] = {}
-    for i, row in enumerate(X.tolist()):
-        rows.setdefault(tuple(row), i)
+    rows = RowIndex(X)
 
     def objective(points: Tensor) -> Tensor:
         index = _location_index(X, points, rows)
@@ -266,20 +264,18 @@ def light_sensor_problem() -> MultiTaskProblem:
     )
 
 
-def _location_index(
-    X: Tensor, points: Tensor, rows: dict[tuple[float, ...], int] | None = None
-) -> Tensor:
-    """Index of each of ``points`` (``... x 2``) among the locations ``X``; a single point
-    equal to a location is looked up in ``rows`` (each location's index).
+def _location_index(X: Tensor, points: Tensor, rows: RowIndex | None = None) -> Tensor:
+    """Index of each of ``points`` (``... x 2``) among the locations ``X`` (points equal to
+    locations are looked up in ``rows``, the others within ``1e-9``).
 
     Raises:
         ValueError: If a point is not one of the 41 locations.
     """
-    if rows is not None and points.numel() == X.shape[-1] and points.dtype == X.dtype:
-        index = rows.get(tuple(points.reshape(-1).tolist()))
-        if index is not None:
-            return torch.full(points.shape[:-1], index, dtype=torch.long)
-    flat = points.reshape(-1, X.shape[-1]).to(X)
+    flat = points.reshape(-1, X.shape[-1])
+    found = None if rows is None else rows.find(flat)
+    flat = flat.to(X)
+    if found is not None:
+        return found.reshape(points.shape[:-1])
     distances = (flat.unsqueeze(-2) - X).abs().amax(dim=-1)  # P x 41
     best = distances.min(dim=-1)
     if (best.values > 1e-9).any():

@@ -247,7 +247,10 @@ def _checked_rows(points: Tensor, X: Tensor) -> Tensor:
     if not isinstance(X, Tensor) or X.dim() > 2 or X.shape[-1] != d or (X.dim() == 1 and d == 0):
         shape = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
         raise ValueError(f"X must be k x {d} (or one point of {d} entries), got {shape}")
-    return X.reshape(-1, d).to(dtype=points.dtype, device=points.device)
+    rows = X.reshape(-1, d)
+    if rows.dtype != points.dtype or rows.device != points.device:
+        rows = rows.to(dtype=points.dtype, device=points.device)
+    return rows
 
 
 class RowIndex:
@@ -288,6 +291,9 @@ class RowIndex:
         """
         points = self.points
         rows = _checked_rows(points, X)
+        if rows.shape[0] == 1:  # one point: no list of indices to build
+            index = self._rows.get(tuple(rows.tolist()[0]))
+            return None if index is None else torch.full((1,), index, device=points.device)
         if rows.shape == points.shape and torch.equal(rows, points):
             return torch.arange(rows.shape[0], device=points.device)
         found = [self._rows.get(tuple(row)) for row in rows.tolist()]

@@ -224,16 +224,24 @@ class SpectralDual:
         them costs a fraction of a torch call on these small arrays), with the same values
         to round-off.
         """
-        low, high = search_range(self.spectrum.eigenvalues, base_alpha)
-        num_grid = max(int(math.ceil(GRID_PER_DECADE * math.log10(high / low))) + 1, 3)
         arrays = _ArrayDual.of(self)
         if arrays is not None:  # on the CPU: the same steps on NumPy arrays
-            alpha, value = _search(arrays, np.linspace(math.log(low), math.log(high), num_grid))
+            alpha, value = _search(arrays, _log_grid(self.spectrum.eigenvalues, base_alpha, np))
             like = self.radius_sq
             return torch.from_numpy(alpha).to(like), torch.from_numpy(value).to(like)
-        dtype, device = self.radius_sq.dtype, self.radius_sq.device
-        grid = torch.linspace(math.log(low), math.log(high), num_grid, dtype=dtype, device=device)
-        return _search(self, grid)
+        return _search(self, _log_grid(self.spectrum.eigenvalues, base_alpha, torch))
+
+
+def _log_grid(eigenvalues: Tensor, base_alpha: float, xp):
+    """``minimize``'s grid: ``ln alpha`` at ``GRID_PER_DECADE`` points per decade of
+    ``search_range`` (an array for ``xp = numpy``, else a tensor like the eigenvalues)."""
+    low, high = search_range(eigenvalues, base_alpha)
+    num_grid = max(int(math.ceil(GRID_PER_DECADE * math.log10(high / low))) + 1, 3)
+    if xp is np:
+        return np.linspace(math.log(low), math.log(high), num_grid)
+    return torch.linspace(
+        math.log(low), math.log(high), num_grid, dtype=eigenvalues.dtype, device=eigenvalues.device
+    )
 
 
 def _search(dual, grid):
@@ -290,17 +298,16 @@ class _ArrayDual:
     ``SpectralDual``'s; the variance always through its own spectrum, that of ``K_t``
     without pending points), with the same numbers to round-off."""
 
-    def __init__(self, dual: SpectralDual) -> None:
-        self.eigenvalues = dual.spectrum.eigenvalues.detach().numpy()
-        variance = dual.variance_eigenvalues
-        self.variance_eigenvalues = None if variance is None else variance.detach().numpy()
-        self.signed_projection = sp = dual.signed_projection.detach().numpy()
-        self.squared_projection = sq = dual.squared_projection.detach().numpy()
-        self.squared_y = dual._squared_y.detach().numpy()
-        self.prior_variance = dual.prior_variance.detach().numpy()
-        self.radius_sq, self.rkhs_norm_bound = float(dual.radius_sq), float(dual.rkhs_norm_bound)
-        squared_y = np.broadcast_to(self.squared_y, sp.shape)
-        self.mean_fit = np.stack([sp, squared_y], axis=-2)  # N x 2 x t
+    def __init__(
+        self, eigenvalues, variance_eigenvalues, signed_projection, squared_projection,
+        squared_y, prior_variance, radius_sq: float, rkhs_norm_bound: float,
+    ) -> None:  # fmt: skip
+        self.eigenvalues, self.variance_eigenvalues = eigenvalues, variance_eigenvalues
+        self.signed_projection = sp = signed_projection  # N x t
+        self.squared_projection = sq = squared_projection  # N x t
+        self.squared_y, self.prior_variance = squared_y, prior_variance  # t, N
+        self.radius_sq, self.rkhs_norm_bound = radius_sq, rkhs_norm_bound
+        self.mean_fit = np.stack([sp, np.broadcast_to(squared_y, sp.shape)], axis=-2)  # N x 2 x t
         self.explained = sq[:, None, :]  # N x 1 x t
 
     @classmethod
@@ -317,7 +324,14 @@ class _ArrayDual:
             return None
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return None
-        return cls(dual)
+        variance = dual.variance_eigenvalues
+        return cls(
+            dual.spectrum.eigenvalues.detach().numpy(),
+            None if variance is None else variance.detach().numpy(),
+            dual.signed_projection.detach().numpy(), dual.squared_projection.detach().numpy(),
+            dual._squared_y.detach().numpy(), dual.prior_variance.detach().numpy(),
+            float(dual.radius_sq), float(dual.rkhs_norm_bound),
+        )  # fmt: skip
 
     def prepare_refinement(self, log_alphas: np.ndarray) -> None:
         """Nothing to prepare (``SpectralDual.prepare_refinement``)."""

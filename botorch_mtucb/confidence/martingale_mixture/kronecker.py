@@ -17,6 +17,10 @@ candidates are read from ``k(D, D)``, computed once.
 
 Source: paper 002, Section 4 (eq. (12)), applied to the scalar kernel of paper 000,
 Section 2 (``multi_task_bound``).
+
+Why this module is long: the route's spectrum, its dual (the series, and for small
+problems the projections materialized, searched on NumPy arrays on the CPU) and the
+candidate set's kernel matrix read one another's factors, so they stay together.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from torch import Tensor
 
 from botorch_mtucb.confidence.martingale_mixture.alpha_search import (
     SpectralDual,
+    _ArrayDual,
+    _log_grid,
+    _search,
     dual_log_derivatives,
     dual_value,
     posterior_std,
@@ -230,6 +237,28 @@ class KroneckerSpectralDual(SpectralDual):
         std = posterior_std(self.prior_variance, explained)
         rt2 = radius_tilde_squared(self.radius_sq, self.rkhs_norm_bound, alpha, alpha * fit)
         return dual_value(mean, std, rt2, alpha)
+
+
+def _dense_arrays(dual: KroneckerSpectralDual) -> _ArrayDual | None:
+    """``dual.dense()`` on NumPy arrays for the search (``_ArrayDual``; the projections
+    materialized in NumPy), when the search can run on them (float64 on the CPU, no
+    gradients); else ``None``."""
+    tensors = (dual.data_factor, dual.task_factor, dual.products, dual.prior_variance)
+    tensors = (*tensors, dual.rotated_Y, dual.radius_sq)
+    if any(t.device.type != "cpu" or t.dtype != torch.float64 for t in tensors):
+        return None
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return None
+    p, q = dual.data_factor.numpy(), dual.task_factor.numpy()
+    projected = (p[:, None, :, None] * q[None, :, None, :]).reshape(
+        p.shape[0] * q.shape[0], p.shape[1] * q.shape[1]
+    )  # (N F) x (t n)
+    rotated = dual.rotated_Y.numpy().reshape(-1)
+    return _ArrayDual(
+        dual.products.numpy().reshape(-1), None, dual.sign * projected * rotated, projected**2,
+        rotated**2, dual.prior_variance.numpy(), float(dual.radius_sq),
+        float(dual.rkhs_norm_bound),
+    )  # fmt: skip
 
 
 class KroneckerSpectrum(ObservationSpectrum):
@@ -469,6 +498,11 @@ class KroneckerSpectrum(ObservationSpectrum):
             self.data_eigenvalues, self.task_eigenvalues, prior,
         )  # fmt: skip
         if prior.numel() * self.task_eigenvalues.numel() * p.shape[-1] <= DENSE_ENTRIES:
+            arrays = _dense_arrays(dual)
+            if arrays is not None:  # on the CPU: the search on NumPy arrays
+                grid = _log_grid(dual.spectrum.eigenvalues, bound.base_alpha, np)
+                _, value = _search(arrays, grid)
+                return torch.from_numpy(value).to(p).reshape(prior.shape)
             dual = dual.dense()
         with torch.no_grad():
             alpha, value = dual.minimize(bound.base_alpha)
