@@ -40,43 +40,20 @@ from typing import Any
 import numpy as np
 import torch
 
+from botorch_mtucb.benchmarks.mm_bound_vs_cvxpy import DELTA, NUM_CANDIDATES, SIGMA, B, C, problem
 from botorch_mtucb.benchmarks.thread_ratio import thread_ratios
 from botorch_mtucb.benchmarks.timing import benchmark_parser
 from botorch_mtucb.confidence import MartingaleMixtureBound
 from botorch_mtucb.experiments.cli_types import nonnegative_int, positive_int
 from botorch_mtucb.experiments.tables import format_table
-from botorch_mtucb.problems import RKHSTestFunction, make_kernel
 from botorch_mtucb.utils.threads import pinned_threads
 
 DESCRIPTION = (
     "the exact martingale-mixture bound's round in t: the package's route vs the eigen "
     "route, one eigh and SingleTaskGP's posterior; fitted exponent; 2 vs 1 threads"
 )
-B, SIGMA, DELTA, C = 10.0, 0.1, 0.01, 0.2
-NUM_CANDIDATES = 100
 TARGETS = {"exponent": 2.2, "round_per_eigh": 0.3, "round_per_posterior": 2.0, "rel_diff": 1e-8}
 EIGH_TARGET_SIZE = 2000  # the size at which round / eigh is a target
-
-
-def problem(size: int, seed: int) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The kernel, ``size`` inputs (``size x 3``), noisy values (``size x 1``) and the
-    100 candidates of the benchmark (seeded).
-
-    Example:
-        >>> from botorch_mtucb.benchmarks.mm_bound_rounds import problem
-        >>> kernel, X, Y, candidates = problem(5, 0)
-        >>> X.shape, Y.shape, candidates.shape
-        (torch.Size([5, 3]), torch.Size([5, 1]), torch.Size([100, 3]))
-    """
-    generator = torch.Generator().manual_seed(seed)
-    kernel = make_kernel("matern52", 0.5)
-    function = RKHSTestFunction.sample(kernel, 3, B, generator=generator)
-    X = torch.rand(size, 3, generator=generator, dtype=torch.float64)
-    with torch.no_grad():
-        Y = function(X).unsqueeze(-1)
-    Y = Y + SIGMA * torch.randn(size, 1, generator=generator, dtype=torch.float64)
-    candidates = torch.rand(NUM_CANDIDATES, 3, generator=generator, dtype=torch.float64)
-    return kernel, X, Y, candidates
 
 
 def _cpu_seconds(function: Callable[[], Any]) -> tuple[float, Any]:

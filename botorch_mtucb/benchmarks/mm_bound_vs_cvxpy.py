@@ -72,6 +72,27 @@ def socp_upper(K: np.ndarray, kx: np.ndarray, kxx: float, y: np.ndarray, radius:
     return problem.solve(solver=cp.CLARABEL)
 
 
+def problem(size: int, seed: int) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The kernel, ``size`` inputs (``size x 3``), noisy values (``size x 1``) and the
+    100 candidates of the benchmark (seeded).
+
+    Example:
+        >>> from botorch_mtucb.benchmarks.mm_bound_vs_cvxpy import problem
+        >>> kernel, X, Y, candidates = problem(5, 0)
+        >>> X.shape, Y.shape, candidates.shape
+        (torch.Size([5, 3]), torch.Size([5, 1]), torch.Size([100, 3]))
+    """
+    generator = torch.Generator().manual_seed(seed)
+    kernel = make_kernel("matern52", 0.5)
+    function = RKHSTestFunction.sample(kernel, 3, B, generator=generator)
+    X = torch.rand(size, 3, generator=generator, dtype=torch.float64)
+    with torch.no_grad():
+        Y = function(X).unsqueeze(-1)
+    Y = Y + SIGMA * torch.randn(size, 1, generator=generator, dtype=torch.float64)
+    candidates = torch.rand(NUM_CANDIDATES, 3, generator=generator, dtype=torch.float64)
+    return kernel, X, Y, candidates
+
+
 def run(size: int, subset: int, seed: int) -> dict[str, float]:
     """Time the bound at ``size`` observations on 100 candidates (first call, a second
     call, the 5-point DMM grid) and cvxpy on ``subset`` of them (scaled to 100); seconds,
@@ -86,15 +107,7 @@ def run(size: int, subset: int, seed: int) -> dict[str, float]:
         >>> row["t"], row["max_rel_diff"] < 1e-4
         (20, True)
     """
-    generator = torch.Generator().manual_seed(seed)
-    kernel = make_kernel("matern52", 0.5)
-    function = RKHSTestFunction.sample(kernel, 3, B, generator=generator)
-    X = torch.rand(size, 3, generator=generator, dtype=torch.float64)
-    with torch.no_grad():
-        Y = function(X).unsqueeze(-1)
-    Y = Y + SIGMA * torch.randn(size, 1, generator=generator, dtype=torch.float64)
-    candidates = torch.rand(NUM_CANDIDATES, 3, generator=generator, dtype=torch.float64)
-
+    kernel, X, Y, candidates = problem(size, seed)
     MartingaleMixtureBound(X[:5], Y[:5], kernel, B, SIGMA, DELTA, C).upper(candidates)  # warm-up
 
     def first_call(_: Any) -> tuple[MartingaleMixtureBound, torch.Tensor]:
