@@ -159,31 +159,38 @@ def shift_invert_lanczos(
     """
     t, N = start.shape
     scale = float(1.0 / factor.factor.diagonal().square().min()) if t else 1.0  # >= ||M||
+    tiny = torch.finfo(start.dtype).tiny
     if previous is None:
-        norm = start.norm(dim=0)
-        q = torch.where(norm > 0, start / norm.clamp_min(torch.finfo(start.dtype).tiny), 0.0)
-        done = 0
-        vectors = start.new_zeros(N, steps, t)
-        diagonal, off_diagonal = start.new_zeros(N, steps), start.new_zeros(N, steps)
+        norm, done = start.norm(dim=0), 0
+        first = torch.where(norm > 0, start / norm.clamp_min(tiny), 0.0).transpose(0, 1)
+        previous_parts = (start.new_zeros(N, 0, t), start.new_zeros(N, 0), start.new_zeros(N, 0))
     else:
-        norm, q, done = previous.start_norm, previous.next_vector, previous.vectors.shape[1]
-        vectors = torch.cat([previous.vectors, start.new_zeros(N, steps, t)], dim=1)
-        diagonal = torch.cat([previous.diagonal, start.new_zeros(N, steps)], dim=1)
-        off_diagonal = torch.cat([previous.off_diagonal, start.new_zeros(N, steps)], dim=1)
+        norm, done = previous.start_norm, previous.vectors.shape[1]
+        first = previous.next_vector.transpose(0, 1)
+        previous_parts = (previous.vectors, previous.diagonal, previous.off_diagonal)
+    # Row layout (N x steps x t): each step is a few large operations (each a thread team
+    # when torch runs on several threads), the next vector written in place.
+    rows = torch.cat([previous_parts[0], first.unsqueeze(1), start.new_empty(N, steps, t)], 1)
+    diagonal = torch.cat([previous_parts[1], start.new_zeros(N, steps)], dim=1)
+    off_diagonal = torch.cat([previous_parts[2], start.new_zeros(N, steps)], dim=1)
+    alive = torch.ones(N, dtype=torch.bool, device=start.device)
     for j in range(done, done + steps):
-        vectors[:, j] = q.transpose(0, 1)
-        w = apply_shift_inverse(factor, q)
-        diagonal[:, j] = (q * w).sum(0)
-        basis = vectors[:, : j + 1]  # N x (j + 1) x t
-        w_rows = w.transpose(0, 1).unsqueeze(-1)  # N x t x 1
-        w_rows = w_rows - basis.transpose(1, 2) @ (basis @ w_rows)  # one full pass
-        w = w_rows.squeeze(-1).transpose(0, 1)
-        beta = w.norm(dim=0)
-        alive = beta > BREAKDOWN * scale * q.norm(dim=0)
+        q = rows[:, j]  # N x t
+        w = apply_shift_inverse(factor, q.transpose(0, 1)).transpose(0, 1).contiguous()
+        basis = rows[:, : j + 1]  # N x (j + 1) x t
+        coefficients = basis @ w.unsqueeze(-1)  # N x (j + 1) x 1: Q^T M q, its last a_j
+        diagonal[:, j] = coefficients[:, j, 0]
+        w = torch.baddbmm(w.unsqueeze(-1), basis.transpose(1, 2), coefficients, alpha=-1.0)
+        beta = w.norm(dim=(1, 2))  # one full reorthogonalization pass, then the norm
+        alive = alive & (beta > BREAKDOWN * scale)
         beta = torch.where(alive, beta, 0.0)
         off_diagonal[:, j] = beta
-        q = torch.where(alive, w / beta.clamp_min(torch.finfo(w.dtype).tiny), 0.0)
-    return KrylovBasis(vectors, diagonal, off_diagonal, q, norm)
+        inverse = torch.where(alive, 1.0 / beta.clamp_min(tiny), 0.0)
+        torch.mul(w.squeeze(-1), inverse.unsqueeze(-1), out=rows[:, j + 1])
+    total = done + steps
+    return KrylovBasis(
+        rows[:, :total], diagonal, off_diagonal, rows[:, total].transpose(0, 1), norm
+    )
 
 
 def ritz_system(basis: KrylovBasis, steps: int | None = None) -> RitzSystem:
