@@ -7,7 +7,9 @@ recorded in the problem's ``notes``:
 * Domain: the 41 sensor locations, coordinates shifted and divided by the largest
   range so that they lie in ``[0, 1]^2`` (aspect ratio kept).
 * Tasks (``n = 3``): the mean lux at each location over three consecutive blocks of
-  64 test readings, divided by the largest test reading (so ``f`` lies in [0, 1]).
+  64 test readings, divided by the largest test reading (``reading_scale_lux`` in the
+  notes, 517.1 lux), so ``f`` lies in [0, 1]: its unit, and the regret's, is that
+  largest reading.
 * Observation of task ``i`` at a location: one test reading of block ``i`` there,
   drawn uniformly at random and normalized the same way (real noise).
 * Kernel, from the training readings only (normalized the same way): an SE kernel
@@ -212,6 +214,7 @@ def _light_sensor_setup() -> dict:
         "norm": finite_domain_rkhs_norm(F, K, B),
         "independent_norm": finite_domain_rkhs_norm(F, K, torch.diag(torch.diag(B))),
         "fitted": fitted,
+        "scale": scale,
     }
 
 
@@ -260,6 +263,7 @@ def light_sensor_problem() -> MultiTaskProblem:
             "noise_std": setup["sigma"],
             "rkhs_norm_bound": setup["norm"],
             "independent_rkhs_norm_bound": setup["independent_norm"],
+            "reading_scale_lux": setup["scale"],
         },
     )
 

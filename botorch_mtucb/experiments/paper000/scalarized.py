@@ -1,5 +1,6 @@
 """One paper-000 experiment on one problem: the scalarized runs of the methods, the
-method entries of ``summary.json``, the printed table and the two curve plots.
+method entries of ``summary.json``, the printed table and the curve plots (the
+cumulative regret's, and the Bayes regret's where it is computed).
 
 Every run of ``experiments`` goes through ``run_scalarized_experiment`` (or, for
 Figure 1 (a), through the pieces it is made of). Runs use one torch thread unless
@@ -19,6 +20,7 @@ import torch
 
 from botorch_mtucb.bandits import ScalarizedEnvironment, StepRecord
 from botorch_mtucb.experiments.paper000.methods import METHOD_BUILDERS
+from botorch_mtucb.experiments.paper000.plots import plot_regret_against_baseline
 from botorch_mtucb.experiments.plots import save_curves_plot
 from botorch_mtucb.experiments.registry import experiment_options
 from botorch_mtucb.experiments.run_directory import RunDirectory
@@ -83,9 +85,9 @@ def bayes_regret(records: Sequence[StepRecord], environment: ScalarizedEnvironme
 
 
 def method_entry(result: MethodResult) -> dict[str, Any]:
-    """A method's entry in ``summary.json``: ``R_C(T)`` and ``R_B(T)`` (mean and sd over
-    repetitions), seconds per step and, for the sketched methods, the mean final
-    dictionary size.
+    """A method's entry in ``summary.json``: ``R_C(T)`` and, where ``result`` has the
+    curve ``bayes_regret``, ``R_B(T)`` (mean and sd over repetitions), seconds per step
+    and, for the sketched methods, the mean final dictionary size.
 
     Example:
         >>> import numpy as np
@@ -95,17 +97,23 @@ def method_entry(result: MethodResult) -> dict[str, Any]:
         >>> entry = method_entry(MethodResult("MT-KB", curves, [0.01, 0.01]))
         >>> entry["cumulative_regret_mean"], entry["bayes_regret_mean"]
         (1.0, 0.0)
+        >>> del curves["bayes_regret"]  # a run without the Bayes regret (the main job)
+        >>> "bayes_regret_mean" in method_entry(MethodResult("MT-KB", curves, [0.01, 0.01]))
+        False
     """
-    bayes_mean, bayes_std = final_statistics(result, "bayes_regret")
-    extras: dict[str, Any] = {"bayes_regret_mean": bayes_mean, "bayes_regret_std": bayes_std}
+    extras: dict[str, Any] = {}
+    if "bayes_regret" in result.curves:
+        bayes_mean, bayes_std = final_statistics(result, "bayes_regret")
+        extras.update(bayes_regret_mean=bayes_mean, bayes_regret_std=bayes_std)
     if "dictionary_size" in result.diagnostics:
         extras["final_dictionary_size"] = float(result.diagnostics["dictionary_size"][:, -1].mean())
     return method_summary(result, **extras)
 
 
 def summary_table(methods: Mapping[str, Mapping[str, Any]], horizon: int) -> str:
-    """The printed table of a problem's ``methods``: ``R_C(T)`` and ``R_B(T)`` as mean
-    +- sd over repetitions, ``R_C(T) / T`` and milliseconds per step.
+    """The printed table of a problem's ``methods``: ``R_C(T)`` as mean +- sd over
+    repetitions, ``R_C(T) / T``, ``R_B(T)`` (mean +- sd, where every entry has it) and
+    milliseconds per step.
 
     Example:
         >>> from botorch_mtucb.experiments.paper000.scalarized import summary_table
@@ -115,15 +123,21 @@ def summary_table(methods: Mapping[str, Mapping[str, Any]], horizon: int) -> str
         method  R_C(T)          R_C(T)/T  R_B(T)            ms/step
         ------  --------------  --------  ----------------  -------
         MT-KB   6.000 +- 1.000  0.1000    0.0000 +- 0.0000  10.0
+        >>> del entry["bayes_regret_mean"], entry["bayes_regret_std"]
+        >>> print(summary_table({"MT-KB": entry}, horizon=60))  # doctest: +NORMALIZE_WHITESPACE
+        method  R_C(T)          R_C(T)/T  ms/step
+        ------  --------------  --------  -------
+        MT-KB   6.000 +- 1.000  0.1000    10.0
     """
     columns: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "R_C(T)": lambda e: (
             f"{e['cumulative_regret_mean']:.3f} +- {e['cumulative_regret_std']:.3f}"
         ),
         "R_C(T)/T": lambda e: f"{e['cumulative_regret_mean'] / horizon:.4f}",
-        "R_B(T)": lambda e: f"{e['bayes_regret_mean']:.4f} +- {e['bayes_regret_std']:.4f}",
-        "ms/step": lambda e: f"{e['seconds_per_step'] * 1000:.1f}",
     }
+    if all("bayes_regret_mean" in entry for entry in methods.values()):
+        columns["R_B(T)"] = lambda e: f"{e['bayes_regret_mean']:.4f} +- {e['bayes_regret_std']:.4f}"
+    columns["ms/step"] = lambda e: f"{e['seconds_per_step'] * 1000:.1f}"
     return method_table(methods, columns)
 
 
@@ -188,10 +202,22 @@ def run_scalarized_experiment(
     methods: Sequence[str] | None = None,
     scalarization: str = "chebyshev",
     title: str | None = None,
+    bayes_regret_curve: bool = True,
+    baseline: str | None = None,
+    regret_unit: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, MethodResult]]:
-    """Run ``methods`` (default: every method of ``METHOD_BUILDERS``) on ``make_problem(rep)`` for ``sizes =
-    (horizon, repetitions)``; write ``summary.json`` (one problem, ``label``),
-    ``curves.csv`` and the two plots into ``output``; print the table.
+    """Run ``methods`` (default: every method of ``METHOD_BUILDERS``) on
+    ``make_problem(rep)`` for ``sizes = (horizon, repetitions)``; write ``summary.json``
+    (one problem, ``label``), ``curves.csv`` and the plots into ``output``; print the
+    table.
+
+    The plots: without ``baseline``, paper 000's Figure 1, ``R_C(t) / t`` (mean +- sd
+    over the repetitions, ``average_cumulative_regret.png``); with it (the main job),
+    ``R_C(t)`` beside every method's difference to ``baseline``
+    (``plot_regret_against_baseline``, standard-error bands, ``cumulative_regret.png``).
+    ``regret_unit`` (e.g. the problem's unit of ``f``) goes into the y axis' label. If
+    ``bayes_regret_curve``, the Bayes regret ``R_B(t)`` is computed and plotted
+    (``bayes_regret.png``) and is in ``curves.csv``, the summary and the table.
 
     Returns:
         The summary and the per-method results.
@@ -241,7 +267,7 @@ def run_scalarized_experiment(
             horizon,
             repetitions,
             directory,
-            curve_functions={"bayes_regret": bayes_regret},
+            curve_functions={"bayes_regret": bayes_regret} if bayes_regret_curve else {},
             progress=progress,
         )
     title = title or name
@@ -254,16 +280,27 @@ def run_scalarized_experiment(
         name, scalarized_settings(horizon, repetitions, quick, scalarization), {label: entry}
     )
     write_curves_csv(results, directory.curves_file)
-    save_curves_plot(
-        results,
-        "cumulative_regret",
-        directory.curve_plot_file("cumulative_regret", time_average=True),
-        title=title,
-        ylabel="R_C(t) / t",
-        time_average=True,
-    )
-    save_curves_plot(
-        results, "bayes_regret", directory.curve_plot_file("bayes_regret"), title, "R_B(t)"
-    )
+    unit = f"\n({regret_unit})" if regret_unit else ""  # a second line of the label
+    if baseline is None:
+        save_curves_plot(
+            results,
+            "cumulative_regret",
+            directory.curve_plot_file("cumulative_regret", time_average=True),
+            title=title,
+            ylabel=f"R_C(t) / t{unit}",
+            time_average=True,
+        )
+    else:
+        plot_regret_against_baseline(
+            results,
+            baseline,
+            directory.curve_plot_file("cumulative_regret"),
+            title,
+            f"cumulative regret R_C(t){unit}",
+        )
+    if bayes_regret_curve:
+        save_curves_plot(
+            results, "bayes_regret", directory.curve_plot_file("bayes_regret"), title, "R_B(t)"
+        )
     write_and_print(name, summary, directory, label)
     return summary, results
