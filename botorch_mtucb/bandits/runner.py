@@ -22,10 +22,10 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from tqdm import tqdm  # text bars everywhere: ipywidgets is not a dependency
 
 from botorch_mtucb.bandits.protocols import Action, Environment, Policy
 from botorch_mtucb.bandits.run_file import RunFile, StepRecord
+from botorch_mtucb.utils.progress import progress_bar
 from botorch_mtucb.utils.random import ENVIRONMENT_STREAM, POLICY_STREAM, round_generator
 
 
@@ -104,7 +104,7 @@ def run_policy(
             replayed into ``policy``); one with ``horizon`` rounds or more is just
             read back (its first ``horizon`` rounds; the file keeps them all), without
             being opened for writing. Damage is handled as ``RunFile`` describes.
-        progress: Show a tqdm progress bar.
+        progress: Show a progress bar (tqdm on a terminal, plain lines in a log).
         description: The progress bar's label.
         replay_finished: Whether a file that already holds ``horizon`` rounds is
             replayed into ``policy`` (so that it ends in the run's final state); with
@@ -157,7 +157,7 @@ def run_policy(
             x = action_from_json(record.x, environment)
             y = torch.tensor(record.y, dtype=torch.float64)
             policy.update(x, y, context, round_generator(seed, t, POLICY_STREAM))
-        bar = tqdm(
+        bar = progress_bar(
             total=horizon,
             initial=len(records),
             desc=description or policy.name,

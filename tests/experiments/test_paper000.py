@@ -108,6 +108,30 @@ def test_main_job_runs_mt_kb_it_kb_and_mt_cmm_ucb(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["cumulative_regret.png"]
 
 
+def test_main_job_removes_the_plots_it_no_longer_draws(tmp_path):
+    # A results directory of an older version: its R_B and R_C(t)/t plots are stale.
+    for stale in ("bayes_regret.png", "average_cumulative_regret.png"):
+        (tmp_path / stale).write_bytes(b"old")
+    (tmp_path / "mine.png").write_bytes(b"a user's file")
+    run_experiment("sensor-main", tmp_path, progress=False, **TINY)
+    names = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert names == ["cumulative_regret.png", "mine.png"]
+    assert (tmp_path / "mine.png").read_bytes() == b"a user's file"
+
+
+def test_sensor_figure_labels_the_regret_unit(tmp_path, monkeypatch):
+    from botorch_mtucb.experiments.paper000 import scalarized
+
+    labels = []
+
+    def record(results, curve, path, title, ylabel, *args, **kwargs):
+        labels.append(ylabel)
+
+    monkeypatch.setattr(scalarized, "save_curves_plot", record)
+    run_experiment("000-sensor", tmp_path, progress=False, **TINY)
+    assert labels and "lux" in labels[0], labels
+
+
 @pytest.mark.parametrize(
     "name, scalarization", [("000-linear", "linear"), ("000-bayes-regret", "chebyshev")]
 )

@@ -302,5 +302,18 @@ def run_scalarized_experiment(
         save_curves_plot(
             results, "bayes_regret", directory.curve_plot_file("bayes_regret"), title, "R_B(t)"
         )
+    # A directory resumed from another version of the experiment may hold plots this one
+    # no longer draws: removed, so that every plot in it shows the current run.
+    drawn = {
+        directory.curve_plot_file("cumulative_regret", time_average=baseline is None),
+        *([directory.curve_plot_file("bayes_regret")] if bayes_regret_curve else []),
+    }
+    for plot in (
+        directory.curve_plot_file("cumulative_regret", time_average=True),
+        directory.curve_plot_file("cumulative_regret"),
+        directory.curve_plot_file("bayes_regret"),
+    ):
+        if plot not in drawn:
+            plot.unlink(missing_ok=True)
     write_and_print(name, summary, directory, label)
     return summary, results
