@@ -44,6 +44,10 @@ is comparable across machines. The plot (``--output``; ``mt_bkb_scaling_report``
 the cost per step against ``t`` and the dictionary size; a JSON file with the numbers is
 written next to it.
 
+Why this module is long: one benchmark, its measurement of both policies' rounds and
+builds from the same data, and its command line; the report (table, plot) lives in
+``mt_bkb_scaling_report``.
+
 Usage::
 
     python -m botorch_mtucb benchmark mt-bkb-scaling            # t up to 5000 (10-20 min)
@@ -55,11 +59,14 @@ from __future__ import annotations
 import copy
 import json
 import math
+import statistics
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
+from torch import Tensor
 
 from botorch_mtucb.bandits import ScalarizedEnvironment
 from botorch_mtucb.bandits.scalarized import mt_bkb, mt_kb
@@ -208,6 +215,46 @@ def time_round(policy: Any, environment: ScalarizedEnvironment, t: int, x, y, re
     return median_seconds(play, repeats, setup=fresh)
 
 
+def time_rounds_in_place(
+    policy: Any, environment: ScalarizedEnvironment, X: Tensor, Y: Tensor, t: int, repeats: int
+) -> float:
+    """Median seconds of the rounds ``t, ..., t + repeats - 1`` played on ``policy``
+    itself, as a run plays them: ``select`` + ``update`` with row ``s - 1`` of ``X, Y`` in
+    round ``s`` (``X`` needs ``t + repeats - 1`` rows).
+
+    Raises:
+        ValueError: If ``X`` has fewer than ``t + repeats - 1`` rows or ``repeats < 1``.
+
+    Example:
+        >>> from botorch_mtucb.bandits import ScalarizedEnvironment
+        >>> from botorch_mtucb.bandits.scalarized import mt_kb
+        >>> from botorch_mtucb.benchmarks.mt_bkb_builds import data
+        >>> from botorch_mtucb.benchmarks.mt_bkb_scaling import time_rounds_in_place
+        >>> from botorch_mtucb.problems import rkhs_problem
+        >>> problem = rkhs_problem(2, seed=0)
+        >>> X, Y = data(problem, 3)
+        >>> policy = mt_kb(problem.make_data_kernel(), problem.task_covariance, problem.domain,
+        ...                problem.rkhs_norm_bound, problem.noise_std, problem.regularization)
+        >>> seconds = time_rounds_in_place(policy, ScalarizedEnvironment(problem), X, Y, 1, 3)
+        >>> policy.rule.model.train_X.shape[0]
+        3
+    """
+    if repeats < 1 or X.shape[0] < t + repeats - 1:
+        raise ValueError(
+            f"repeats must be >= 1 and X must have t + repeats - 1 = {t + repeats - 1} rows, "
+            f"got repeats = {repeats} and {X.shape[0]} rows"
+        )
+    times = []
+    for s in range(t, t + repeats):
+        context = environment.context(s, torch.Generator().manual_seed(s))
+        generator = torch.Generator().manual_seed(10_000 + s)
+        start = time.perf_counter()
+        policy.select(context, generator)
+        policy.update(X[s - 1], Y[s - 1], context, generator)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def measure_mt_bkb(
     problem: MultiTaskProblem,
     environment: ScalarizedEnvironment,
@@ -217,6 +264,7 @@ def measure_mt_bkb(
     accuracy: float,
     repeats: int,
     track: bool = True,
+    in_place: bool = False,
 ) -> dict[str, Any]:
     """MT-BKB's round ``t`` after the ``t - 1`` rows of ``X, Y`` (its model built as MT-BKB
     would have built it): median seconds per step over ``repeats`` copies, dictionary
@@ -224,7 +272,9 @@ def measure_mt_bkb(
 
     The steady state of a run: the finite domain's tracking
     (``NystromVectorValuedGP.track_candidates``) is set up before the timed round, as
-    after the first round of a run; ``track=False`` times the plain route.
+    after the first round of a run; ``track=False`` times the plain route. ``in_place``:
+    the median of the rounds ``t, ..., t + repeats - 1`` played on the policy itself
+    (``time_rounds_in_place``; ``X`` needs ``t + repeats - 1`` rows), not on copies.
 
     Example:
         >>> from botorch_mtucb.bandits import ScalarizedEnvironment
@@ -251,7 +301,10 @@ def measure_mt_bkb(
 
     build_seconds, model = median_seconds(build, 1)
     _use_model(policy, model, problem, track)
-    seconds, played = time_round(policy, environment, t, X[t - 1], Y[t - 1], repeats)
+    if in_place:
+        seconds, played = time_rounds_in_place(policy, environment, X, Y, t, repeats), policy
+    else:
+        seconds, played = time_round(policy, environment, t, X[t - 1], Y[t - 1], repeats)
     return {
         "seconds_per_step": seconds,
         "dictionary_size": int(played.rule.model.dictionary_size),
@@ -268,9 +321,12 @@ def measure_mt_kb(
     Y: torch.Tensor,
     t: int,
     track: bool = True,
+    repeats: int = 1,
 ) -> dict[str, float]:
-    """MT-KB's round ``t`` after the ``t - 1`` rows of ``X, Y``, timed once (seconds long
-    at large ``t``), and the seconds to build its model.
+    """MT-KB's round ``t`` after the ``t - 1`` rows of ``X, Y`` and the seconds to build
+    its model, timed on the policy itself (a copy would double the memory of its ``t x t``
+    factors): round ``t`` once, or the median of ``repeats`` successive rounds
+    (``time_rounds_in_place``; ``X`` needs ``t + repeats - 1`` rows).
 
     The steady state of a run: the finite domain's tracking
     (``VectorValuedGP.track_candidates``, ``O(r t^2 N)`` once) is set up before the
@@ -300,6 +356,10 @@ def measure_mt_kb(
 
     build_seconds, model = median_seconds(build, 1)
     _use_model(policy, model, problem, track)
+    if repeats > 1:
+        seconds = time_rounds_in_place(policy, environment, X, Y, t, repeats)
+        tracked = policy.rule.model.tracks_candidates
+        return {"seconds_per_step": seconds, "build_seconds": build_seconds, "tracked": tracked}
     context = environment.context(t, torch.Generator().manual_seed(t))
     generator = torch.Generator().manual_seed(10_000 + t)
 

@@ -4,7 +4,9 @@ build, and both rounds timed in the steady state (or on the plain route)."""
 from __future__ import annotations
 
 import pytest
+import torch
 
+from botorch_mtucb.bandits.scalarized import mt_kb
 from botorch_mtucb.benchmarks.mt_bkb_builds import NUM_TASKS, data, peak_build_bytes
 from botorch_mtucb.problems import rkhs_problem
 
@@ -23,8 +25,8 @@ def test_mt_kb_peak_estimate_bounds_a_measured_build():
     assert 0.8 * measured <= estimate <= 1.3 * measured, (measured / 2**20, estimate / 2**20)
 
 
-@pytest.mark.parametrize("track", [True, False])
-def test_rounds_are_timed_in_the_steady_state(track):
+@pytest.mark.parametrize("track, repeats", [(True, 1), (False, 1), (True, 3)])
+def test_rounds_are_timed_in_the_steady_state(track, repeats):
     """Both rounds are timed with the finite domain's tracking set up before (the
     default) or on the plain route (``track=False``)."""
     from botorch_mtucb.bandits import ScalarizedEnvironment
@@ -32,8 +34,35 @@ def test_rounds_are_timed_in_the_steady_state(track):
 
     problem = rkhs_problem(2, seed=0)
     environment = ScalarizedEnvironment(problem)
-    X, Y = data(problem, 12)
-    kb = measure_mt_kb(problem, environment, X, Y, 12, track=track)
+    X, Y = data(problem, 14)  # rounds 12 and 13, 14 played in place when repeats = 3
+    kb = measure_mt_kb(problem, environment, X, Y, 12, track=track, repeats=repeats)
     bkb = measure_mt_bkb(problem, environment, X, Y, 12, 20.0, 1, track=track)
     assert kb["tracked"] is track and bkb["tracked"] is track
     assert kb["seconds_per_step"] > 0 and bkb["seconds_per_step"] > 0
+
+
+def test_rounds_in_place_play_successive_rounds_on_the_policy():
+    """``time_rounds_in_place`` plays rounds t, ..., t + repeats - 1 on the policy itself
+    (its model grows by ``repeats`` rows), as a run does; too few rows are refused."""
+    from botorch_mtucb.bandits import ScalarizedEnvironment
+    from botorch_mtucb.benchmarks.mt_bkb_scaling import measure_mt_bkb, time_rounds_in_place
+
+    problem = rkhs_problem(2, seed=0)
+    environment = ScalarizedEnvironment(problem)
+    X, Y = data(problem, 14)
+    bkb = measure_mt_bkb(problem, environment, X, Y, 12, 20.0, 3, in_place=True)
+    assert bkb["tracked"] and bkb["seconds_per_step"] > 0
+    assert 1 <= bkb["dictionary_size"] <= 14
+    policy = mt_kb(
+        problem.make_data_kernel(),
+        problem.task_covariance,
+        problem.domain,
+        problem.rkhs_norm_bound,
+        problem.noise_std,
+        problem.regularization,
+    )
+    assert time_rounds_in_place(policy, environment, X, Y, 1, 4) > 0
+    assert policy.rule.model.train_X.shape[0] == 4
+    assert torch.equal(policy.rule.model.train_X, X[:4])
+    with pytest.raises(ValueError, match="rows"):
+        time_rounds_in_place(policy, environment, X, Y, 12, 4)
