@@ -345,3 +345,32 @@ def write_result_file(path: str | Path, data: bytes, make_folders: bool = False)
         if unwritten is None:
             raise
         unwritten.append((path, error))
+
+
+def remove_result_file(path: str | Path) -> None:
+    """Remove the result file ``path`` if it exists: a plot that an older version of an
+    experiment drew into the same directory and the current one no longer draws.
+
+    Raises:
+        OSError: If the file exists and cannot be removed (inside
+            ``collect_unwritten_files`` it is listed instead, as a file not updated).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> from botorch_mtucb.experiments.run_directory import remove_result_file
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "bayes_regret.png"
+        >>> _ = path.write_bytes(b"PNG")
+        >>> remove_result_file(path); remove_result_file(path)  # a missing file is fine
+        >>> path.exists()
+        False
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    try:
+        path.unlink()
+    except OSError as error:
+        unwritten = _UNWRITTEN.get()
+        if unwritten is None:
+            raise
+        unwritten.append((path, error))

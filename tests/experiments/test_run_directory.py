@@ -147,3 +147,19 @@ def test_the_lock_is_taken_through_the_run_directory_alone():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "locked_output":
                 callers.append(path.relative_to(EXPERIMENTS).as_posix())
     assert callers == ["run_directory.py"]
+
+
+def test_a_stale_result_file_that_cannot_be_removed_is_listed_not_raised(tmp_path):
+    from botorch_mtucb.experiments.run_directory import (
+        collect_unwritten_files,
+        remove_result_file,
+    )
+
+    stale = tmp_path / "bayes_regret.png"
+    stale.mkdir()  # unlink fails on a directory: an OSError like a read-only folder's
+    with pytest.raises(OSError):
+        remove_result_file(stale)
+    with collect_unwritten_files() as unwritten:
+        remove_result_file(stale)
+        remove_result_file(tmp_path / "missing.png")  # nothing to remove: nothing listed
+    assert [path for path, _ in unwritten] == [stale]

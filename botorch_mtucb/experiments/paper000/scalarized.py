@@ -23,7 +23,7 @@ from botorch_mtucb.experiments.paper000.methods import METHOD_BUILDERS
 from botorch_mtucb.experiments.paper000.plots import plot_regret_against_baseline
 from botorch_mtucb.experiments.plots import save_curves_plot
 from botorch_mtucb.experiments.registry import experiment_options
-from botorch_mtucb.experiments.run_directory import RunDirectory
+from botorch_mtucb.experiments.run_directory import RunDirectory, remove_result_file
 from botorch_mtucb.experiments.runs import Method, MethodResult, method_cost, run_methods
 from botorch_mtucb.experiments.summary import (
     build_summary,
@@ -314,6 +314,6 @@ def run_scalarized_experiment(
         directory.curve_plot_file("bayes_regret"),
     ):
         if plot not in drawn:
-            plot.unlink(missing_ok=True)
+            remove_result_file(plot)
     write_and_print(name, summary, directory, label)
     return summary, results
