@@ -203,16 +203,22 @@ def time_round(policy: Any, environment: ScalarizedEnvironment, t: int, x, y, re
     """
     context = environment.context(t, torch.Generator().manual_seed(t))
 
+    last: list[Any] = []  # the copy played last
+
     def fresh() -> tuple[Any, torch.Generator]:
+        # Untimed: the previous copy is let go first. A run holds one policy; a copy kept
+        # alive through the next timed round made MT-KB's update several times slower.
+        last.clear()
         return copy.deepcopy(policy), torch.Generator().manual_seed(10_000 + t)
 
-    def play(state: tuple[Any, torch.Generator]) -> Any:
+    def play(state: tuple[Any, torch.Generator]) -> None:
         played, generator = state
         played.select(context, generator)
         played.update(x, y, context, generator)
-        return played
+        last.append(played)
 
-    return median_seconds(play, repeats, setup=fresh)
+    seconds, _ = median_seconds(play, repeats, setup=fresh)
+    return seconds, last[0]
 
 
 def time_rounds_in_place(
